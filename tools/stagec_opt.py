@@ -1,0 +1,3 @@
+def main():
+    import stagec.dialects
+    print("hello", stagec.dialects.__file__)

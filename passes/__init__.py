@@ -1,0 +1,41 @@
+"""stagec's passes, one module each, named as on the command line (stg-x -> stg_x.py)."""
+
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+
+def _stg_annotate_costs() -> type[ModulePass]:
+    from stagec.passes.stg_annotate_costs import StgAnnotateCosts
+
+    return StgAnnotateCosts
+
+
+def _canonicalize() -> type[ModulePass]:
+    from xdsl.transforms.canonicalize import CanonicalizePass
+
+    return CanonicalizePass
+
+
+def _cse() -> type[ModulePass]:
+    from xdsl.transforms.common_subexpression_elimination import (
+        CommonSubexpressionElimination,
+    )
+
+    return CommonSubexpressionElimination
+
+
+def _dce() -> type[ModulePass]:
+    from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+
+    return DeadCodeElimination
+
+
+def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Every pass stagec-opt can run, by command-line name."""
+    return {
+        "stg-annotate-costs": _stg_annotate_costs,
+        "canonicalize": _canonicalize,
+        "cse": _cse,
+        "dce": _dce,
+    }

@@ -1,0 +1,121 @@
+"""stg: symbolic sharded tensor graphs (STAGE's STG IR, stage.md §IV-C) as an xDSL dialect.
+
+Tensors carry global symbolic shapes and their distribution over a named device mesh;
+ops compute, communicate, manage memory and structure a training step, and every
+compute and communication op reports its per-rank FLOPs and bytes (cost.py).
+"""
+
+from xdsl.ir import Dialect
+
+from stagec.dialects.stg.attributes import (
+    DimAttr,
+    DistributedTensorType,
+    ExprAttr,
+    HostTensorType,
+    TensorType,
+    TokenType,
+    element_bytes,
+)
+from stagec.dialects.stg.comm import (
+    AllGatherOp,
+    AllReduceOp,
+    AllToAllOp,
+    BroadcastOp,
+    CollectiveOp,
+    CommOp,
+    RecvOp,
+    ReduceScatterOp,
+    ReshardOp,
+    SendOp,
+)
+from stagec.dialects.stg.compute import (
+    AttentionOp,
+    ComputeOp,
+    CrossEntropyOp,
+    EinsumOp,
+    ElementwiseKind,
+    ElementwiseKindAttr,
+    ElementwiseOp,
+    EmbeddingOp,
+    NormKind,
+    NormKindAttr,
+    NormOp,
+    ReduceKind,
+    ReduceKindAttr,
+    ReduceOp,
+    SoftmaxOp,
+)
+from stagec.dialects.stg.cost import CostInterface
+from stagec.dialects.stg.memory import OffloadOp, ReleaseOp, ReloadOp, WaitOp
+from stagec.dialects.stg.mesh import MeshOp
+from stagec.dialects.stg.model_ops import MoeCombineOp, MoeDispatchOp, OpaqueOp, SsmScanOp
+from stagec.dialects.stg.shape_ops import ConcatOp, ReshapeOp, SplitOp, TransposeOp
+from stagec.dialects.stg.state import InputOp, OptimizerStateOp, ParamOp
+from stagec.dialects.stg.structure import (
+    MicroBatchOp,
+    PhaseKind,
+    PhaseKindAttr,
+    PhaseOp,
+    RepeatOp,
+    YieldOp,
+)
+
+STG = Dialect(
+    "stg",
+    [
+        MeshOp,
+        # state
+        ParamOp,
+        InputOp,
+        OptimizerStateOp,
+        # compute
+        EinsumOp,
+        ElementwiseOp,
+        ReduceOp,
+        SoftmaxOp,
+        NormOp,
+        AttentionOp,
+        EmbeddingOp,
+        CrossEntropyOp,
+        ReshapeOp,
+        TransposeOp,
+        ConcatOp,
+        SplitOp,
+        SsmScanOp,
+        MoeDispatchOp,
+        MoeCombineOp,
+        OpaqueOp,
+        # communication
+        ReshardOp,
+        AllGatherOp,
+        ReduceScatterOp,
+        AllReduceOp,
+        AllToAllOp,
+        BroadcastOp,
+        SendOp,
+        RecvOp,
+        # memory
+        ReleaseOp,
+        OffloadOp,
+        ReloadOp,
+        WaitOp,
+        # structure
+        RepeatOp,
+        MicroBatchOp,
+        PhaseOp,
+        YieldOp,
+    ],
+    [
+        ExprAttr,
+        DimAttr,
+        TensorType,
+        HostTensorType,
+        TokenType,
+        ElementwiseKindAttr,
+        ReduceKindAttr,
+        NormKindAttr,
+        PhaseKindAttr,
+    ],
+)
+
+__all__ = [name for name in dir() if not name.startswith("_")]

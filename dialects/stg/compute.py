@@ -1,0 +1,611 @@
+"""Compute ops of the stg dialect.
+
+Each op verifies that its operands' layouts let every rank compute its part locally
+(see distribution.py) and that the declared result is exactly what it produces, and
+reports its per-rank FLOPs and bytes (cost.py). Counting conventions: a multiply-add
+is 2 FLOPs; elementwise ops count the per-element work in ELEMENTWISE_FLOPS.
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from enum import auto
+
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr, IntegerType, StringAttr, UnitAttr, i64
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import Attribute, SpacedOpaqueSyntaxAttribute
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+    AttrSizedOperandSegments,
+    ParsePropInAttrDict,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
+
+from stagec.dialects.stg.attributes import DistributedTensorType, ExprAttr, TensorType
+from stagec.dialects.stg.cost import CostInterface, io_bytes, local_bytes
+from stagec.dialects.stg.distribution import (
+    check_result,
+    partials_disjoint,
+    require_no_partial,
+    require_unsplit,
+    unify_letters,
+)
+from stagec.dialects.stg.mesh import MeshAxesDeclared
+from stagec.dialects.symbolic import Expr, product, sum_exprs
+
+
+class ComputeOp(IRDLOperation, CostInterface, ABC):
+    """Shared traits of compute ops; subclasses define the layout rule and the cost."""
+
+    traits = traits_def(Pure(), MeshAxesDeclared())
+
+    def bytes_moved(self) -> Expr:
+        return io_bytes(self)
+
+    @property
+    def what(self) -> str:
+        return f"'{self.name}'"
+
+
+def _ty(value) -> DistributedTensorType:
+    return value.type
+
+
+# -- einsum ------------------------------------------------------------------------------
+
+
+def parse_equation(equation: str, ranks: list[int]) -> tuple[list[str], str]:
+    """Split "bh,hf->bf" into operand subscripts and output subscript, checking ranks."""
+    if equation.count("->") != 1:
+        raise VerifyException(f"einsum equation '{equation}' needs exactly one '->'")
+    lhs, out = equation.split("->")
+    subs = lhs.split(",")
+    for s in (*subs, out):
+        if not s.isalpha() or not s.isascii():
+            if s:
+                raise VerifyException(
+                    f"einsum equation '{equation}': subscripts are letters only, not '{s}'"
+                )
+        if len(set(s)) != len(s):
+            raise VerifyException(f"einsum equation '{equation}': '{s}' repeats an index")
+    if len(subs) != len(ranks):
+        raise VerifyException(
+            f"einsum equation '{equation}' has {len(subs)} operand subscripts "
+            f"but the op has {len(ranks)} operands"
+        )
+    for i, (s, r) in enumerate(zip(subs, ranks)):
+        if len(s) != r:
+            raise VerifyException(
+                f"einsum equation '{equation}': operand #{i} has rank {r} "
+                f"but subscript '{s}' has {len(s)} indices"
+            )
+    if missing := set(out) - set("".join(subs)):
+        raise VerifyException(
+            f"einsum equation '{equation}': output index '{sorted(missing)[0]}' "
+            "appears in no operand"
+        )
+    return subs, out
+
+
+@irdl_op_definition
+class EinsumOp(ComputeOp):
+    """Tensor contraction in einsum notation: `stg.einsum "bh,hf->bf" %x, %w`.
+
+    A contracted index split over axes makes the result a partial sum over them
+    (stage.md Table III, TP row); an operand that holds a whole dim others split is
+    sliced locally.
+    """
+
+    name = "stg.einsum"
+
+    equation = prop_def(StringAttr)
+    inputs = var_operand_def(TensorType)
+    result = result_def(TensorType)
+
+    assembly_format = "$equation $inputs attr-dict `:` type($inputs) `->` type($result)"
+
+    def __init__(self, equation: str, inputs, result_type: TensorType):
+        super().__init__(
+            operands=[inputs],
+            result_types=[result_type],
+            properties={"equation": StringAttr(equation)},
+        )
+
+    def _layout(self):
+        types = [_ty(v) for v in self.inputs]
+        what = f"einsum '{self.equation.data}'"
+        subs, out = parse_equation(self.equation.data, [t.rank for t in types])
+        return what, subs, out, types, unify_letters(what, subs, types)
+
+    def verify_(self) -> None:
+        what, subs, out, types, layout = self._layout()
+        contracted = set("".join(subs)) - set(out)
+        partial = set(partials_disjoint(what, types))
+        for letter in contracted:
+            partial |= set(layout.splits[letter])
+        if clash := partial & {a for letter in out for a in layout.splits[letter]}:
+            raise VerifyException(f"{what}: axis '{sorted(clash)[0]}' both splits and sums")
+        check_result(
+            what,
+            _ty(self.result),
+            [layout.sizes[c] for c in out],
+            [layout.splits[c] for c in out],
+            partial,
+        )
+
+    def flops(self) -> Expr:
+        _, _, _, _, layout = self._layout()
+        return 2 * product(
+            size / product(Expr.sym(a) for a in layout.splits[letter])
+            for letter, size in layout.sizes.items()
+        )
+
+
+# -- elementwise -------------------------------------------------------------------------
+
+
+class ElementwiseKind(StrEnum):
+    ADD = auto()
+    SUB = auto()
+    MUL = auto()
+    DIV = auto()
+    MAX = auto()
+    MIN = auto()
+    NEG = auto()
+    SCALE = auto()
+    CAST = auto()
+    COPY = auto()
+    EXP = auto()
+    LOG = auto()
+    SQRT = auto()
+    RSQRT = auto()
+    SQUARE = auto()
+    RECIPROCAL = auto()
+    TANH = auto()
+    SIGMOID = auto()
+    RELU = auto()
+    GELU = auto()
+    SILU = auto()
+    DROPOUT = auto()
+    ROTARY = auto()
+    RELU_GRAD = auto()
+    GELU_GRAD = auto()
+    SILU_GRAD = auto()
+    SIGMOID_GRAD = auto()
+    TANH_GRAD = auto()
+
+
+E = ElementwiseKind
+
+# FLOPs per output element. Transcendentals count 1 (one SFU instruction); gelu is the
+# tanh approximation (~8 ops), silu = x * sigmoid(x) (~4); rotary = 2 mul + 1 add per
+# element of the rotated pair; *_grad multiply the upstream gradient by the derivative.
+ELEMENTWISE_FLOPS: dict[ElementwiseKind, int] = {
+    E.ADD: 1, E.SUB: 1, E.MUL: 1, E.DIV: 1, E.MAX: 1, E.MIN: 1, E.NEG: 1, E.SCALE: 1,
+    E.CAST: 0, E.COPY: 0, E.EXP: 1, E.LOG: 1, E.SQRT: 1, E.RSQRT: 1, E.SQUARE: 1,
+    E.RECIPROCAL: 1, E.TANH: 1, E.SIGMOID: 3, E.RELU: 1, E.GELU: 8, E.SILU: 4,
+    E.DROPOUT: 2, E.ROTARY: 3, E.RELU_GRAD: 2, E.GELU_GRAD: 12, E.SILU_GRAD: 7,
+    E.SIGMOID_GRAD: 3, E.TANH_GRAD: 3,
+}
+ARITY: dict[ElementwiseKind, int] = {
+    k: 2
+    for k in (E.ADD, E.SUB, E.MUL, E.DIV, E.MAX, E.MIN, E.ROTARY)
+    + (E.RELU_GRAD, E.GELU_GRAD, E.SILU_GRAD, E.SIGMOID_GRAD, E.TANH_GRAD)
+}
+# How partial sums pass through: sums of partial sums are partial sums, and so are
+# products with one partial factor; nothing else is linear.
+ADDITIVE = {E.ADD, E.SUB}
+UNARY_LINEAR = {E.NEG, E.SCALE, E.CAST, E.COPY, E.DROPOUT}
+MULTIPLICATIVE = {E.MUL, E.ROTARY}
+
+
+@irdl_attr_definition
+class ElementwiseKindAttr(EnumAttribute[ElementwiseKind], SpacedOpaqueSyntaxAttribute):
+    name = "stg.elementwise_kind"
+
+
+@irdl_op_definition
+class ElementwiseOp(ComputeOp):
+    """An elementwise op, numpy-broadcasting trailing dims: `stg.elementwise gelu %h`."""
+
+    name = "stg.elementwise"
+
+    kind = prop_def(ElementwiseKindAttr)
+    inputs = var_operand_def(TensorType)
+    result = result_def(TensorType)
+
+    assembly_format = "$kind $inputs attr-dict `:` type($inputs) `->` type($result)"
+
+    def __init__(self, kind: ElementwiseKind, inputs, result_type: TensorType):
+        super().__init__(
+            operands=[inputs],
+            result_types=[result_type],
+            properties={"kind": ElementwiseKindAttr(kind)},
+        )
+
+    def verify_(self) -> None:
+        kind = self.kind.data
+        what = f"elementwise {kind}"
+        types = [_ty(v) for v in self.inputs]
+        if len(types) != ARITY.get(kind, 1):
+            raise VerifyException(f"{what} takes {ARITY.get(kind, 1)} operands, not {len(types)}")
+        out = _ty(self.result)
+        letters = "abcdefghijklmnopqrstuvwxyz"[: out.rank]
+        subs = []
+        for i, ty in enumerate(types):
+            if ty.rank > out.rank:
+                raise VerifyException(f"{what}: operand #{i} has a higher rank than the result")
+            sub = letters[out.rank - ty.rank :]
+            for letter, size, split in zip(sub, ty.shape, ty.splits):
+                target = out.shape[letters.index(letter)]
+                if size == 1 and target != 1:
+                    if split:
+                        raise VerifyException(f"{what}: a broadcast dim cannot be split")
+                    sub = sub.replace(letter, letter.upper())
+                elif size != target:
+                    raise VerifyException(
+                        f"{what}: operand #{i} dim of size {size} does not broadcast to {target}"
+                    )
+            subs.append(sub)
+        layout = unify_letters(what, subs, types)
+        check_result(
+            what, out, out.shape, [layout.splits.get(c, ()) for c in letters], self._partial(what, types)
+        )
+
+    def _partial(self, what: str, types: list[DistributedTensorType]) -> frozenset[str]:
+        kind = self.kind.data
+        if kind in ADDITIVE:
+            if len({t.partial_axes for t in types}) != 1:
+                raise VerifyException(
+                    f"{what}: operands must be partial sums over the same axes "
+                    f"({' vs '.join(t.layout_str() for t in types)})"
+                )
+            return types[0].partial_axes
+        if kind in UNARY_LINEAR:
+            return types[0].partial_axes
+        if kind in MULTIPLICATIVE:
+            return partials_disjoint(what, types)
+        if kind == E.DIV:
+            require_no_partial(what, types[1], "divisor")
+            return types[0].partial_axes
+        for ty in types:
+            require_no_partial(what, ty)
+        return frozenset()
+
+    def flops(self) -> Expr:
+        return ELEMENTWISE_FLOPS[self.kind.data] * _ty(self.result).local_numel()
+
+
+# -- reductions and normalisations -----------------------------------------------------
+
+
+class ReduceKind(StrEnum):
+    SUM = auto()
+    MEAN = auto()
+    MAX = auto()
+    MIN = auto()
+
+
+@irdl_attr_definition
+class ReduceKindAttr(EnumAttribute[ReduceKind], SpacedOpaqueSyntaxAttribute):
+    name = "stg.reduce_kind"
+
+
+def _dims_prop(dims) -> ArrayAttr[IntegerAttr]:
+    return ArrayAttr(IntegerAttr(d, i64) for d in dims)
+
+
+def _check_dims(what: str, dims: list[int], rank: int) -> None:
+    if len(set(dims)) != len(dims) or any(not 0 <= d < rank for d in dims):
+        raise VerifyException(f"{what}: dims {dims} must be distinct and in [0, {rank})")
+
+
+@irdl_op_definition
+class ReduceOp(ComputeOp):
+    """Reduces dims away: `stg.reduce sum %x dims [1]`. A sum over a split dim leaves a
+    partial sum over its axes; max/min need the dim whole."""
+
+    name = "stg.reduce"
+
+    kind = prop_def(ReduceKindAttr)
+    dims = prop_def(ArrayAttr[IntegerAttr])
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    assembly_format = "$kind $input `dims` $dims attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, kind: ReduceKind, input, dims, result_type: TensorType):
+        super().__init__(
+            operands=[input],
+            result_types=[result_type],
+            properties={"kind": ReduceKindAttr(kind), "dims": _dims_prop(dims)},
+        )
+
+    @property
+    def dim_list(self) -> list[int]:
+        return [d.value.data for d in self.dims.data]
+
+    def verify_(self) -> None:
+        kind = self.kind.data
+        what = f"reduce {kind}"
+        src = _ty(self.input)
+        dims = self.dim_list
+        _check_dims(what, dims, src.rank)
+        partial = set(src.partial_axes)
+        if kind in (ReduceKind.MAX, ReduceKind.MIN):
+            require_no_partial(what, src)
+            for d in dims:
+                require_unsplit(what, src, d, f"a {kind} cannot be a partial result")
+        else:
+            for d in dims:
+                partial |= set(src.splits[d])
+        kept = [i for i in range(src.rank) if i not in dims]
+        check_result(
+            what, _ty(self.result), [src.shape[i] for i in kept], [src.splits[i] for i in kept], partial
+        )
+
+    def flops(self) -> Expr:
+        return _ty(self.input).local_numel()
+
+
+@irdl_op_definition
+class SoftmaxOp(ComputeOp):
+    """Softmax along one dim, which must be whole on every rank."""
+
+    name = "stg.softmax"
+
+    dim = prop_def(IntegerAttr)
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    assembly_format = "$input `dim` $dim attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input, dim: int):
+        super().__init__(operands=[input], result_types=[input.type], properties={"dim": IntegerAttr(dim, i64)})
+
+    def verify_(self) -> None:
+        src, d = _ty(self.input), self.dim.value.data
+        _check_dims("softmax", [d], src.rank)
+        require_no_partial("softmax", src)
+        require_unsplit("softmax", src, d, "it normalises along it")
+        check_result("softmax", _ty(self.result), src.shape, src.splits, ())
+
+    def flops(self) -> Expr:
+        # max, subtract, exp, sum, divide
+        return 5 * _ty(self.input).local_numel()
+
+
+class NormKind(StrEnum):
+    RMS = auto()
+    LAYER = auto()
+
+
+@irdl_attr_definition
+class NormKindAttr(EnumAttribute[NormKind], SpacedOpaqueSyntaxAttribute):
+    name = "stg.norm_kind"
+
+
+@irdl_op_definition
+class NormOp(ComputeOp):
+    """RMSNorm or LayerNorm over the last dim: `stg.norm rms %x, %w {eps = ...}`."""
+
+    name = "stg.norm"
+
+    kind = prop_def(NormKindAttr)
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+    eps = opt_prop_def(FloatAttr)
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    assembly_format = (
+        "$kind $input `,` $weight (`,` $bias^)? attr-dict `:` type($input) `,` type($weight)"
+        " (`,` type($bias)^)? `->` type($result)"
+    )
+
+    def __init__(self, kind: NormKind, input, weight, bias=None):
+        super().__init__(
+            operands=[input, weight, [bias] if bias is not None else []],
+            result_types=[input.type],
+            properties={"kind": NormKindAttr(kind)},
+        )
+
+    def verify_(self) -> None:
+        what = f"norm {self.kind.data}"
+        x = _ty(self.input)
+        if x.rank == 0:
+            raise VerifyException(f"{what}: the input needs at least one dim")
+        require_no_partial(what, x)
+        require_unsplit(what, x, x.rank - 1, "it normalises along it")
+        if self.kind.data == NormKind.RMS and self.bias is not None:
+            raise VerifyException(f"{what}: RMSNorm has no bias")
+        for role, p in (("weight", self.weight), ("bias", self.bias)):
+            if p is None:
+                continue
+            t = _ty(p)
+            if t.shape != (x.shape[-1],) or t.splits != ((),) or t.partial_axes:
+                raise VerifyException(
+                    f"{what}: the {role} must be the whole [{x.shape[-1]}] vector, not {t.layout_str()}"
+                )
+        check_result(what, _ty(self.result), x.shape, x.splits, ())
+
+    def flops(self) -> Expr:
+        per_element = 4 if self.kind.data == NormKind.RMS else 7
+        return per_element * _ty(self.input).local_numel()
+
+
+# -- attention ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class AttentionOp(ComputeOp):
+    """Fused scaled-dot-product attention over [batch, seq, heads, head_dim] tensors.
+
+    q: [b, s, heads, d], k: [b, t, kv_heads, d], v: [b, t, kv_heads, e] -> [b, s, heads, e].
+    heads = kv_heads is MHA, kv_heads = 1 MQA, anything between GQA; MLA is d != e.
+    Heads may be split (TP) - kv heads over the same axes - and queries' sequence (SP/CP);
+    every rank needs the whole key/value sequence.
+    """
+
+    name = "stg.attention"
+
+    query = operand_def(TensorType)
+    key = operand_def(TensorType)
+    value = operand_def(TensorType)
+    result = result_def(TensorType)
+    heads = prop_def(ExprAttr)
+    kv_heads = prop_def(ExprAttr)
+    causal = opt_prop_def(UnitAttr)
+
+    assembly_format = (
+        "$query `,` $key `,` $value `heads` $heads `kv_heads` $kv_heads (`causal` $causal^)?"
+        " attr-dict `:` type($query) `,` type($key) `,` type($value) `->` type($result)"
+    )
+
+    def __init__(self, q, k, v, result_type: TensorType, heads, kv_heads, causal: bool = True):
+        super().__init__(
+            operands=[q, k, v],
+            result_types=[result_type],
+            properties={
+                "heads": ExprAttr.of(heads),
+                "kv_heads": ExprAttr.of(kv_heads),
+                **({"causal": UnitAttr()} if causal else {}),
+            },
+        )
+
+    def verify_(self) -> None:
+        what = "attention"
+        q, k, v = (_ty(x) for x in (self.query, self.key, self.value))
+        for role, t in (("query", q), ("key", k), ("value", v)):
+            if t.rank != 4:
+                raise VerifyException(f"{what}: {role} must be [batch, seq, heads, head_dim], not {t.layout_str()}")
+            require_no_partial(what, t, role)
+        heads, kv_heads = self.heads.data, self.kv_heads.data
+        if q.shape[2] != heads or k.shape[2] != kv_heads or v.shape[2] != kv_heads:
+            raise VerifyException(
+                f"{what}: heads {heads} / kv_heads {kv_heads} do not match the query's "
+                f"{q.shape[2]} and the key/value's {k.shape[2]}/{v.shape[2]} heads"
+            )
+        h, kv = heads.as_int(), kv_heads.as_int()
+        if h is not None and kv is not None and h % kv:
+            raise VerifyException(f"{what}: {h} heads cannot be grouped over {kv} kv heads")
+        if not (q.shape[0] == k.shape[0] == v.shape[0]) or k.shape[1] != v.shape[1] or q.shape[3] != k.shape[3]:
+            raise VerifyException(
+                f"{what}: q {q.layout_str()}, k {k.layout_str()} and v {v.layout_str()} disagree "
+                "on batch, key/value sequence or query/key head_dim"
+            )
+        if not (q.splits[0] == k.splits[0] == v.splits[0]) or not (q.splits[2] == k.splits[2] == v.splits[2]):
+            raise VerifyException(f"{what}: q, k and v must split batch and heads over the same axes")
+        for role, t in (("key", k), ("value", v)):
+            require_unsplit(what, t, 1, f"every query attends to the whole {role} sequence")
+        for role, t in (("query", q), ("key", k), ("value", v)):
+            require_unsplit(what, t, 3, f"the {role} head_dim is contracted or kept whole")
+        check_result(
+            what, _ty(self.result), (q.shape[0], q.shape[1], q.shape[2], v.shape[3]), (*q.splits[:3], ()), ()
+        )
+
+    def flops(self) -> Expr:
+        # Q K^T and P V: 2*s*t*(d + e) per (batch, head); causal masking skips half.
+        q, v = _ty(self.query), _ty(self.value)
+        b, s, n, d = q.local_shape()
+        t, e = _ty(self.key).local_shape()[1], v.local_shape()[3]
+        full = 2 * b * n * s * t * (d + e)
+        return full / 2 if self.causal is not None else full
+
+
+# -- embedding and loss ------------------------------------------------------------------
+
+
+def _require_integer(what: str, ty: DistributedTensorType, role: str) -> None:
+    if not isinstance(ty.element_type, IntegerType):
+        raise VerifyException(f"{what}: {role} must have an integer element type, not {ty.element_type}")
+
+
+@irdl_op_definition
+class EmbeddingOp(ComputeOp):
+    """Looks up rows of a [vocab, hidden] table. A vocab split over axes leaves a partial
+    sum over them (Megatron's vocab-parallel embedding: each rank fills its own rows)."""
+
+    name = "stg.embedding"
+
+    table = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    assembly_format = "$table `,` $indices attr-dict `:` type($table) `,` type($indices) `->` type($result)"
+
+    def __init__(self, table, indices, result_type: TensorType):
+        super().__init__(operands=[table, indices], result_types=[result_type])
+
+    def verify_(self) -> None:
+        what = "embedding"
+        table, ids = _ty(self.table), _ty(self.indices)
+        if table.rank != 2:
+            raise VerifyException(f"{what}: the table must be [vocab, hidden], not {table.layout_str()}")
+        _require_integer(what, ids, "indices")
+        require_no_partial(what, table, "table")
+        require_no_partial(what, ids, "indices")
+        if set(table.splits[0]) & {a for s in ids.splits for a in s}:
+            raise VerifyException(f"{what}: the indices may not be split over the vocab's axes")
+        check_result(
+            what,
+            _ty(self.result),
+            (*ids.shape, table.shape[1]),
+            (*ids.splits, table.splits[1]),
+            table.splits[0],
+        )
+
+    def flops(self) -> Expr:
+        return Expr.const(0)
+
+
+@irdl_op_definition
+class CrossEntropyOp(ComputeOp):
+    """Mean token cross-entropy of logits [..., vocab] against integer labels [...].
+
+    The mean is over all tokens of the global batch, so ranks holding a slice of the
+    tokens hold a partial sum of the loss."""
+
+    name = "stg.cross_entropy"
+
+    logits = operand_def(TensorType)
+    labels = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    assembly_format = "$logits `,` $labels attr-dict `:` type($logits) `,` type($labels) `->` type($result)"
+
+    def __init__(self, logits, labels, result_type: TensorType):
+        super().__init__(operands=[logits, labels], result_types=[result_type])
+
+    def verify_(self) -> None:
+        what = "cross_entropy"
+        logits, labels = _ty(self.logits), _ty(self.labels)
+        _require_integer(what, labels, "labels")
+        require_no_partial(what, logits, "logits")
+        if logits.rank < 1:
+            raise VerifyException(f"{what}: logits need a vocab dim")
+        require_unsplit(what, logits, logits.rank - 1, "the softmax runs over the vocab")
+        if logits.shape[:-1] != labels.shape or logits.splits[:-1] != labels.splits:
+            raise VerifyException(
+                f"{what}: labels {labels.layout_str()} must match the logits' token dims "
+                f"{logits.layout_str()}"
+            )
+        partial = {a for s in labels.splits for a in s}
+        check_result(what, _ty(self.result), (), (), partial)
+
+    def flops(self) -> Expr:
+        # max, subtract, exp, sum per logit; log and gather per token
+        return 4 * _ty(self.logits).local_numel() + 2 * _ty(self.labels).local_numel()

@@ -1,0 +1,46 @@
+"""The cost interface: per-rank FLOPs and bytes of every compute and communication op.
+
+Costs are symbolic expressions over the model's dims and the mesh axis sizes, per
+rank (a rank's local shards), so they can be summed over a rank class's program and
+evaluated once at instantiation. They feed the cost model, Chakra's `num_ops`,
+`tensor_size` and `comm_size`, and the DeepCompile passes.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+
+from xdsl.ir import Attribute, Operation
+
+from stagec.dialects.stg.attributes import DistributedTensorType, TokenType
+from stagec.dialects.symbolic import Expr, sum_exprs
+
+
+class CostInterface(ABC):
+    """Implemented by every stg op that computes or communicates."""
+
+    @abstractmethod
+    def flops(self) -> Expr:
+        """Floating-point operations one rank performs (a multiply-add counts 2)."""
+
+    @abstractmethod
+    def bytes_moved(self) -> Expr:
+        """Bytes one rank moves: memory read + written for compute ops; for
+        communication ops Chakra's `comm_size` (the local input buffer)."""
+
+
+def tensor_of(ty: Attribute) -> DistributedTensorType | None:
+    if isinstance(ty, TokenType):
+        ty = ty.value_type
+    return ty if isinstance(ty, DistributedTensorType) else None
+
+
+def local_bytes(values: Iterable) -> Expr:
+    """Sum of the local bytes of the tensors among `values` (SSA values)."""
+    return sum_exprs(t.local_bytes() for v in values if (t := tensor_of(v.type)) is not None)
+
+
+def io_bytes(op: Operation) -> Expr:
+    """Read every operand once, write every result once."""
+    return local_bytes(op.operands) + local_bytes(op.results)

@@ -1,0 +1,189 @@
+"""Shape ops of the stg dialect: reshape, transpose, concat, split.
+
+They move no arithmetic; their cost is the bytes they copy (a reshape is a view).
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, i64
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, var_operand_def, var_result_def
+from xdsl.utils.exceptions import VerifyException
+
+from stagec.dialects.stg.attributes import TensorType
+from stagec.dialects.stg.compute import ComputeOp, _check_dims, _dims_prop, _ty
+from stagec.dialects.stg.distribution import check_result
+from stagec.dialects.symbolic import Expr, sum_exprs
+
+
+def _groups(src: tuple[Expr, ...], dst: tuple[Expr, ...]) -> list[tuple[range, range]]:
+    """Pair up runs of dims with equal products: [B, S, H] -> [B*S, N, D] gives
+    ([0,1] -> [0]), ([2] -> [1,2]). None if the shapes do not line up."""
+    groups, i, j = [], 0, 0
+    while i < len(src) or j < len(dst):
+        i0, j0 = i, j
+        a = src[i] if i < len(src) else None
+        b = dst[j] if j < len(dst) else None
+        if a is None or b is None:
+            return []
+        i, j = i + 1, j + 1
+        while a != b:
+            # Grow the side whose product is not yet a multiple of the other's.
+            if b.divides(a) and j < len(dst):
+                b, j = b * dst[j], j + 1
+            elif i < len(src):
+                a, i = a * src[i], i + 1
+            elif j < len(dst):
+                b, j = b * dst[j], j + 1
+            else:
+                return []
+        groups.append((range(i0, i), range(j0, j)))
+    return groups
+
+
+@irdl_op_definition
+class ReshapeOp(ComputeOp):
+    """Reinterprets the global shape (same elements, same order).
+
+    Dims regroup into runs with equal products (B, S, H -> B, S, heads, head_dim); in
+    each run only the leading dim may be split, by the same axes on both sides, so
+    every rank's shard stays one contiguous block.
+    """
+
+    name = "stg.reshape"
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input, result_type: TensorType):
+        super().__init__(operands=[input], result_types=[result_type])
+
+    def verify_(self) -> None:
+        what = "reshape"
+        src, dst = _ty(self.input), _ty(self.result)
+        if src.global_numel() != dst.global_numel():
+            raise VerifyException(
+                f"{what}: {src.layout_str()} has {src.global_numel()} elements but "
+                f"{dst.layout_str()} has {dst.global_numel()}"
+            )
+        groups = _groups(src.shape, dst.shape)
+        if not groups:
+            raise VerifyException(
+                f"{what}: cannot match the dims of {src.layout_str()} with {dst.layout_str()} "
+                "as runs of equal products"
+            )
+        splits: list[tuple[str, ...]] = [()] * dst.rank
+        for a, b in groups:
+            lead = src.splits[a[0]]
+            if any(src.splits[k] for k in a[1:]):
+                raise VerifyException(
+                    f"{what}: only the leading dim of a merged run may be split "
+                    f"({src.layout_str()} -> {dst.layout_str()})"
+                )
+            splits[b[0]] = lead
+        check_result(what, dst, dst.shape, splits, src.partial_axes)
+
+    def flops(self) -> Expr:
+        return Expr.const(0)
+
+    def bytes_moved(self) -> Expr:
+        return Expr.const(0)
+
+
+@irdl_op_definition
+class TransposeOp(ComputeOp):
+    """Permutes dims: result dim i is input dim perm[i]."""
+
+    name = "stg.transpose"
+
+    perm = prop_def(ArrayAttr[IntegerAttr])
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    assembly_format = "$input `perm` $perm attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input, perm: list[int], result_type: TensorType):
+        super().__init__(operands=[input], result_types=[result_type], properties={"perm": _dims_prop(perm)})
+
+    def verify_(self) -> None:
+        src = _ty(self.input)
+        perm = [p.value.data for p in self.perm.data]
+        if sorted(perm) != list(range(src.rank)):
+            raise VerifyException(f"transpose: perm {perm} is not a permutation of {src.rank} dims")
+        check_result(
+            "transpose", _ty(self.result), [src.shape[p] for p in perm], [src.splits[p] for p in perm], src.partial_axes
+        )
+
+    def flops(self) -> Expr:
+        return Expr.const(0)
+
+
+def _check_pieces(what: str, whole: TensorType, pieces: list[TensorType], dim: int) -> None:
+    _check_dims(what, [dim], whole.rank)
+    if whole.splits[dim]:
+        raise VerifyException(
+            f"{what}: dim {dim} of {whole.layout_str()} must not be split; all_gather it first"
+        )
+    for p in pieces:
+        if p.rank != whole.rank or p.element_type != whole.element_type:
+            raise VerifyException(f"{what}: every piece must have the rank and element type of {whole.layout_str()}")
+        others = [i for i in range(whole.rank) if i != dim]
+        if [p.shape[i] for i in others] != [whole.shape[i] for i in others] or p.splits != whole.splits or (
+            p.partial_axes != whole.partial_axes
+        ):
+            raise VerifyException(
+                f"{what}: piece {p.layout_str()} must match {whole.layout_str()} in every dim but {dim}"
+            )
+    total = sum_exprs(p.shape[dim] for p in pieces)
+    if total != whole.shape[dim]:
+        raise VerifyException(f"{what}: the pieces' dim {dim} adds up to {total}, not {whole.shape[dim]}")
+
+
+@irdl_op_definition
+class ConcatOp(ComputeOp):
+    """Concatenates along a dim that no axis splits."""
+
+    name = "stg.concat"
+
+    dim = prop_def(IntegerAttr)
+    inputs = var_operand_def(TensorType)
+    result = result_def(TensorType)
+
+    assembly_format = "$inputs `dim` $dim attr-dict `:` type($inputs) `->` type($result)"
+
+    def __init__(self, inputs, dim: int, result_type: TensorType):
+        super().__init__(operands=[inputs], result_types=[result_type], properties={"dim": IntegerAttr(dim, i64)})
+
+    def verify_(self) -> None:
+        if not self.inputs:
+            raise VerifyException("concat: needs at least one operand")
+        _check_pieces("concat", _ty(self.result), [_ty(v) for v in self.inputs], self.dim.value.data)
+
+    def flops(self) -> Expr:
+        return Expr.const(0)
+
+
+@irdl_op_definition
+class SplitOp(ComputeOp):
+    """Splits a dim that no axis splits into consecutive pieces (the results' sizes)."""
+
+    name = "stg.split"
+
+    dim = prop_def(IntegerAttr)
+    input = operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+
+    assembly_format = "$input `dim` $dim attr-dict `:` type($input) `->` type($outputs)"
+
+    def __init__(self, input, dim: int, result_types: list[TensorType]):
+        super().__init__(operands=[input], result_types=[result_types], properties={"dim": IntegerAttr(dim, i64)})
+
+    def verify_(self) -> None:
+        if not self.outputs:
+            raise VerifyException("split: needs at least one result")
+        _check_pieces("split", _ty(self.input), [_ty(v) for v in self.outputs], self.dim.value.data)
+
+    def flops(self) -> Expr:
+        return Expr.const(0)
+

@@ -1,0 +1,246 @@
+"""Structure ops: repeated blocks, micro-batch loops and training phases.
+
+80 identical layers are one body and a count, not 80 copies:
+
+    %out, %acts = stg.repeat L carry(%h = %x : T) {
+      ...                                        // one layer
+      stg.yield %h2, %saved : T, S               // next carry, then per-iteration outputs
+    }
+
+Values threaded from one iteration to the next are *carried*; values that differ per
+iteration are *scanned*: `scan(%s = %xs : [L, ...])` feeds slice i to iteration i (or
+count-1-i with `reverse`, as the backward pass walks the layers), and each yielded
+value after the carried ones is stacked into a result with a leading [count] dim.
+"""
+
+from __future__ import annotations
+
+from enum import auto
+
+from xdsl.dialects.builtin import UnitAttr
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import Region, SpacedOpaqueSyntaxAttribute, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    lazy_traits_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+    AttrSizedOperandSegments,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import HasParent, IsTerminator
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
+
+from stagec.dialects.stg.attributes import DimAttr, DistributedTensorType, ExprAttr, TensorType
+from stagec.dialects.stg.syntax import parse_expr
+from stagec.dialects.symbolic import Expr
+
+
+def stacked(ty: DistributedTensorType, count: Expr) -> TensorType:
+    """The per-iteration type with a leading, unsplit [count] dim."""
+    return TensorType([DimAttr(count), *ty.dims.data], ty.element_type, ty.partial_axes)
+
+
+def unstacked(ty: DistributedTensorType) -> TensorType:
+    return TensorType(ty.dims.data[1:], ty.element_type, ty.partial_axes)
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Ends a stg.repeat, stg.microbatch or stg.phase body with its values."""
+
+    name = "stg.yield"
+
+    values = var_operand_def()
+
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(RepeatOp, MicroBatchOp, PhaseOp)))
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[values])
+
+
+class LoopOp(IRDLOperation):
+    """A body run `count` times with carried and scanned values (see module doc)."""
+
+    count = prop_def(ExprAttr)
+    reverse = opt_prop_def(UnitAttr)
+    carried = var_operand_def(TensorType)
+    scanned = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    body = region_def("single_block")
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(self, count, carried, scanned, body: Region, reverse: bool = False):
+        count = Expr.of(count)
+        yielded = body.block.last_op
+        n = len(carried)
+        result_types = [v.type for v in carried]
+        if isinstance(yielded, YieldOp):
+            result_types += [stacked(v.type, count) for v in yielded.values[n:]]
+        super().__init__(
+            operands=[carried, scanned],
+            result_types=[result_types],
+            regions=[body],
+            properties={"count": ExprAttr(count), **({"reverse": UnitAttr()} if reverse else {})},
+        )
+
+    @property
+    def count_expr(self) -> Expr:
+        return self.count.data
+
+    def verify_(self) -> None:
+        what = f"'{self.name}'"
+        count = self.count_expr
+        if count.is_constant and (count.as_int() or 0) < 1:
+            raise VerifyException(f"{what}: count must be a positive integer, not {count}")
+        args = self.body.block.args
+        expected = [v.type for v in self.carried] + [unstacked(v.type) for v in self.scanned]
+        for v in self.scanned:
+            if v.type.rank == 0 or v.type.shape[0] != count or v.type.splits[0]:
+                raise VerifyException(
+                    f"{what}: a scanned value needs a leading, unsplit [{count}] dim, not {v.type.layout_str()}"
+                )
+        if [a.type for a in args] != expected:
+            raise VerifyException(f"{what}: the body's arguments must be the carried values then the scanned slices")
+        yielded = self.body.block.last_op
+        if not isinstance(yielded, YieldOp):
+            raise VerifyException(f"{what}: the body must end with stg.yield")
+        n = len(self.carried)
+        if [v.type for v in yielded.values[:n]] != [v.type for v in self.carried]:
+            raise VerifyException(f"{what}: the body must yield the carried values' types first")
+        want = [v.type for v in self.carried] + [stacked(v.type, count) for v in yielded.values[n:]]
+        if [r.type for r in self.outputs] != want:
+            raise VerifyException(f"{what}: results must be the carried values then the stacked per-iteration outputs")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.count_expr}")
+        args = self.body.block.args
+        n = len(self.carried)
+        for word, values, block_args in (
+            ("carry", self.carried, args[:n]),
+            ("scan", self.scanned, args[n:]),
+        ):
+            if not values:
+                continue
+            printer.print_string(f" {word}(")
+            for i, (arg, value) in enumerate(zip(block_args, values)):
+                if i:
+                    printer.print_string(", ")
+                printer.print_block_argument(arg, print_type=False)
+                printer.print_string(" = ")
+                printer.print_operand(value)
+                printer.print_string(" : ")
+                printer.print_attribute(value.type)
+            printer.print_string(")")
+        if self.reverse is not None:
+            printer.print_string(" reverse")
+        printer.print_op_attributes(self.attributes, reserved_attr_names=())
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False, print_block_terminators=True)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        count = parse_expr(parser)
+        groups: dict[str, list[tuple[Parser.Argument, SSAValue]]] = {"carry": [], "scan": []}
+        for word in ("carry", "scan"):
+            if parser.parse_optional_keyword(word) is None:
+                continue
+
+            def parse_binding():
+                arg = parser.parse_argument(expect_type=False)
+                parser.parse_punctuation("=")
+                operand = parser.parse_unresolved_operand()
+                parser.parse_punctuation(":")
+                ty = parser.parse_type()
+                return arg, parser.resolve_operand(operand, ty)
+
+            groups[word] = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parse_binding)
+        reverse = parser.parse_optional_keyword("reverse") is not None
+        attrs = parser.parse_optional_attr_dict()
+        block_args = [arg.resolve(value.type) for arg, value in groups["carry"]]
+        block_args += [arg.resolve(unstacked(value.type)) for arg, value in groups["scan"]]
+        body = parser.parse_region(block_args)
+        op = cls(
+            count,
+            [v for _, v in groups["carry"]],
+            [v for _, v in groups["scan"]],
+            body,
+            reverse,
+        )
+        op.attributes |= attrs
+        return op
+
+
+@irdl_op_definition
+class RepeatOp(LoopOp):
+    """A repeated block (a layer stack): `stg.repeat 80 carry(...) { ... }`."""
+
+    name = "stg.repeat"
+
+
+@irdl_op_definition
+class MicroBatchOp(LoopOp):
+    """The micro-batch loop of gradient accumulation: `stg.microbatch M carry(...) {...}`."""
+
+    name = "stg.microbatch"
+
+
+class PhaseKind(StrEnum):
+    FORWARD = auto()
+    BACKWARD = auto()
+    RECOMPUTE = auto()
+    OPTIMIZER = auto()
+
+
+@irdl_attr_definition
+class PhaseKindAttr(EnumAttribute[PhaseKind], SpacedOpaqueSyntaxAttribute):
+    name = "stg.phase_kind"
+
+
+@irdl_op_definition
+class PhaseOp(IRDLOperation):
+    """A phase of the step; what later phases need of it (saved activations, gradients)
+    leaves through its stg.yield, which makes saved tensors explicit."""
+
+    name = "stg.phase"
+
+    kind = prop_def(PhaseKindAttr)
+    outputs = var_result_def(TensorType)
+    body = region_def("single_block")
+
+    def __init__(self, kind: PhaseKind, body: Region):
+        yielded = body.block.last_op
+        types = [v.type for v in yielded.values] if isinstance(yielded, YieldOp) else []
+        super().__init__(result_types=[types], regions=[body], properties={"kind": PhaseKindAttr(kind)})
+
+    def verify_(self) -> None:
+        yielded = self.body.block.last_op
+        if not isinstance(yielded, YieldOp):
+            raise VerifyException("'stg.phase': the body must end with stg.yield")
+        if [v.type for v in yielded.values] != [r.type for r in self.outputs]:
+            raise VerifyException("'stg.phase': results must be the yielded values")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.kind.data}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False, print_block_terminators=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> PhaseOp:
+        kind = parser.parse_str_enum(PhaseKind)
+        attrs = parser.parse_optional_attr_dict()
+        op = cls(kind, parser.parse_region())
+        op.attributes |= attrs
+        return op
+

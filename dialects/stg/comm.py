@@ -13,7 +13,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 
-from xdsl.dialects.builtin import ArrayAttr, FlatSymbolRefAttr, IntegerAttr, StringAttr, UnitAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, FlatSymbolRefAttr, I64, IntegerAttr, StringAttr, UnitAttr, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -240,7 +240,7 @@ class BroadcastOp(CollectiveOp):
 
     name = "stg.broadcast"
 
-    root = prop_def(IntegerAttr)
+    root = prop_def(IntegerAttr[I64])
 
     def check(self, what, src, dst, axes):
         rules.check_same_layout(what, src, dst)
@@ -286,8 +286,8 @@ class P2POp(CommOp, ABC):
     coordinate on `axis`, which is `peer` (a pipeline stage index, for pp)."""
 
     axis = prop_def(StringAttr)
-    peer = prop_def(IntegerAttr)
-    tag = prop_def(IntegerAttr)
+    peer = prop_def(IntegerAttr[I64])
+    tag = prop_def(IntegerAttr[I64])
     is_async = opt_prop_def(UnitAttr, prop_name="async")
 
     def mesh_axes(self) -> tuple[str, ...]:

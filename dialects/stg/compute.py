@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC
 from enum import auto
 
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr, IntegerType, StringAttr, UnitAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, I64, IntegerAttr, IntegerType, StringAttr, UnitAttr, i64
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, SpacedOpaqueSyntaxAttribute
 from xdsl.irdl import (
@@ -29,6 +29,8 @@ from xdsl.irdl import (
     AttrSizedOperandSegments,
     ParsePropInAttrDict,
 )
+from xdsl.parser import Parser
+from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
@@ -43,6 +45,7 @@ from stagec.dialects.stg.distribution import (
     unify_letters,
 )
 from stagec.dialects.stg.mesh import MeshAxesDeclared
+from stagec.dialects.stg.syntax import parse_expr
 from stagec.dialects.symbolic import Expr, product, sum_exprs
 
 
@@ -366,7 +369,7 @@ class SoftmaxOp(ComputeOp):
 
     name = "stg.softmax"
 
-    dim = prop_def(IntegerAttr)
+    dim = prop_def(IntegerAttr[I64])
     input = operand_def(TensorType)
     result = result_def(TensorType)
 
@@ -470,11 +473,6 @@ class AttentionOp(ComputeOp):
     kv_heads = prop_def(ExprAttr)
     causal = opt_prop_def(UnitAttr)
 
-    assembly_format = (
-        "$query `,` $key `,` $value `heads` $heads `kv_heads` $kv_heads (`causal` $causal^)?"
-        " attr-dict `:` type($query) `,` type($key) `,` type($value) `->` type($result)"
-    )
-
     def __init__(self, q, k, v, result_type: TensorType, heads, kv_heads, causal: bool = True):
         super().__init__(
             operands=[q, k, v],
@@ -485,6 +483,42 @@ class AttentionOp(ComputeOp):
                 **({"causal": UnitAttr()} if causal else {}),
             },
         )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.operands, printer.print_operand)
+        printer.print_string(f" heads {self.heads.data} kv_heads {self.kv_heads.data}")
+        if self.causal is not None:
+            printer.print_string(" causal")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_list([o.type for o in self.operands], printer.print_attribute)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AttentionOp:
+        operands = [parser.parse_unresolved_operand()]
+        for _ in range(2):
+            parser.parse_punctuation(",")
+            operands.append(parser.parse_unresolved_operand())
+        parser.parse_keyword("heads")
+        heads = parse_expr(parser)
+        parser.parse_keyword("kv_heads")
+        kv_heads = parse_expr(parser)
+        causal = parser.parse_optional_keyword("causal") is not None
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        types = [parser.parse_type()]
+        for _ in range(2):
+            parser.parse_punctuation(",")
+            types.append(parser.parse_type())
+        parser.parse_punctuation("->")
+        result_type = parser.parse_type()
+        q, k, v = (parser.resolve_operand(o, t) for o, t in zip(operands, types))
+        op = cls(q, k, v, result_type, heads, kv_heads, causal)
+        op.attributes |= attrs
+        return op
 
     def verify_(self) -> None:
         what = "attention"

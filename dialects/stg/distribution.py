@@ -164,12 +164,15 @@ def _find_gathered_dim(
             f"but {src.layout_str()} -> {dst.layout_str()} changes {len(changed)}"
         )
     d = changed[0]
-    if not (_ends_with(src.splits[d], axes) and dst.splits[d] == src.splits[d][: -len(axes)]):
+    if not _ends_with(src.splits[d], axes):
         raise VerifyException(
-            f"{what} over [{_axes_str(axes)}] must remove exactly those axes from the minor "
-            f"end of dim {d}'s split: [{_axes_str(src.splits[d])}] -> "
-            f"[{_axes_str(src.splits[d][: len(src.splits[d]) - len(axes)])}], "
-            f"not [{_axes_str(dst.splits[d])}]"
+            f"{what} over [{_axes_str(axes)}]: dim {d} of {src.layout_str()} is split over "
+            f"[{_axes_str(src.splits[d])}], whose minor end is not [{_axes_str(axes)}]"
+        )
+    if dst.splits[d] != src.splits[d][: -len(axes)]:
+        raise VerifyException(
+            f"{what} over [{_axes_str(axes)}]: dim {d} of {dst.layout_str()} should be split "
+            f"over [{_axes_str(src.splits[d][: -len(axes)])}], not [{_axes_str(dst.splits[d])}]"
         )
     return d
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import IntegerAttr, StringAttr, i64
+from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, i64
 from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
@@ -29,7 +29,7 @@ class SsmScanOp(ComputeOp):
 
     decay = operand_def(TensorType)
     input = operand_def(TensorType)
-    dim = prop_def(IntegerAttr)
+    dim = prop_def(IntegerAttr[I64])
     result = result_def(TensorType)
 
     assembly_format = "$decay `,` $input `dim` $dim attr-dict `:` type($decay) `,` type($input) `->` type($result)"
@@ -86,7 +86,7 @@ def _token_dims(what: str, tokens: TensorType, scores: TensorType, experts: Tens
 
 
 class _MoeOp(ComputeOp):
-    top_k = prop_def(IntegerAttr)
+    top_k = prop_def(IntegerAttr[I64])
 
     def _check_top_k(self, experts: Expr) -> None:
         k, e = self.top_k.value.data, experts.as_int()

@@ -5,7 +5,7 @@ They move no arithmetic; their cost is the bytes they copy (a reshape is a view)
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, I64, IntegerAttr, i64
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, var_operand_def, var_result_def
 from xdsl.utils.exceptions import VerifyException
 
@@ -146,7 +146,7 @@ class ConcatOp(ComputeOp):
 
     name = "stg.concat"
 
-    dim = prop_def(IntegerAttr)
+    dim = prop_def(IntegerAttr[I64])
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)
 
@@ -170,7 +170,7 @@ class SplitOp(ComputeOp):
 
     name = "stg.split"
 
-    dim = prop_def(IntegerAttr)
+    dim = prop_def(IntegerAttr[I64])
     input = operand_def(TensorType)
     outputs = var_result_def(TensorType)
 

@@ -144,9 +144,9 @@ class LoopOp(IRDLOperation):
             printer.print_string(")")
         if self.reverse is not None:
             printer.print_string(" reverse")
-        printer.print_op_attributes(self.attributes, reserved_attr_names=())
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=False, print_block_terminators=True)
+        printer.print_op_attributes(self.attributes)
 
     @classmethod
     def parse(cls, parser: Parser):
@@ -166,10 +166,10 @@ class LoopOp(IRDLOperation):
 
             groups[word] = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parse_binding)
         reverse = parser.parse_optional_keyword("reverse") is not None
-        attrs = parser.parse_optional_attr_dict()
         block_args = [arg.resolve(value.type) for arg, value in groups["carry"]]
         block_args += [arg.resolve(unstacked(value.type)) for arg, value in groups["scan"]]
         body = parser.parse_region(block_args)
+        attrs = parser.parse_optional_attr_dict()
         op = cls(
             count,
             [v for _, v in groups["carry"]],
@@ -231,16 +231,15 @@ class PhaseOp(IRDLOperation):
             raise VerifyException("'stg.phase': results must be the yielded values")
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.kind.data}")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" ")
+        printer.print_string(f" {self.kind.data} ")
         printer.print_region(self.body, print_entry_block_args=False, print_block_terminators=True)
+        printer.print_op_attributes(self.attributes)
 
     @classmethod
     def parse(cls, parser: Parser) -> PhaseOp:
         kind = parser.parse_str_enum(PhaseKind)
-        attrs = parser.parse_optional_attr_dict()
         op = cls(kind, parser.parse_region())
+        attrs = parser.parse_optional_attr_dict()
         op.attributes |= attrs
         return op
 

@@ -11,7 +11,7 @@ only a partial sum (stage.md §IV-C: Duplicated, Partition and PartialSum, compo
 
 An axis name doubles as the symbol for its size, so a rank's local extent of a dim is
 `size / product(axes)` (`4*H/tp`). Inside a dim, a top-level `/` names a split axis;
-a size with a quotient or a sum of its own is parenthesised: `(H + 2*D*KV)/tp`.
+a size with a quotient or a sum of its own is parenthesised: `(2*D*KV + H)/tp`.
 """
 
 from __future__ import annotations

@@ -44,3 +44,20 @@ def local_bytes(values: Iterable) -> Expr:
 def io_bytes(op: Operation) -> Expr:
     """Read every operand once, write every result once."""
     return local_bytes(op.operands) + local_bytes(op.results)
+
+
+def region_cost(ops: Iterable[Operation]) -> tuple[Expr, Expr]:
+    """Total per-rank (FLOPs, bytes) of a sequence of ops, loop bodies times their count."""
+    from stagec.dialects.stg.structure import LoopOp
+
+    flops, moved = Expr.const(0), Expr.const(0)
+    for op in ops:
+        if isinstance(op, CostInterface):
+            flops, moved = flops + op.flops(), moved + op.bytes_moved()
+        for region in op.regions:
+            for block in region.blocks:
+                f, b = region_cost(block.ops)
+                if isinstance(op, LoopOp):
+                    f, b = f * op.count_expr, b * op.count_expr
+                flops, moved = flops + f, moved + b
+    return flops, moved

@@ -17,6 +17,7 @@ a size with a quotient or a sum of its own is parenthesised: `(2*D*KV + H)/tp`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -120,6 +121,7 @@ def element_bytes(element_type: Attribute) -> int:
     raise VerifyException(f"{element_type} is not a tensor element type")
 
 
+@dataclass(frozen=True, init=False)
 class DistributedTensorType(ParametrizedAttribute, TypeAttribute):
     """Shared parameters, syntax and helpers of device and host tensor types."""
 
@@ -234,8 +236,12 @@ class DistributedTensorType(ParametrizedAttribute, TypeAttribute):
                 )
             seen.add(axis)
         for d in self.dims.data:
-            if d.expr.is_constant and (d.expr.as_int() or 0) <= 0:
-                raise VerifyException(f"dim size {d.expr} of {self.layout_str()} must be positive")
+            size = d.expr
+            # A symbolic size must be positive for some binding: a lone negative term never is.
+            if (size.is_constant and (size.as_int() or 0) <= 0) or (
+                size.is_monomial and str(size).startswith("-")
+            ):
+                raise VerifyException(f"dim size {size} of {self.layout_str()} must be positive")
 
 
 @irdl_attr_definition

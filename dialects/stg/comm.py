@@ -33,7 +33,7 @@ from stagec.dialects.stg import distribution as rules
 from stagec.dialects.stg.attributes import DistributedTensorType, TensorType, TokenType
 from stagec.dialects.stg.cost import CostInterface
 from stagec.dialects.stg.mesh import MeshAxesDeclared, MeshOp, lookup_mesh
-from stagec.dialects.symbolic import Expr
+from stagec.dialects.symbolic import Expr, product
 
 TensorOrToken = TensorType | TokenType
 
@@ -73,10 +73,15 @@ class CommOp(IRDLOperation, CostInterface, ABC):
     def _verify_token(self) -> None:
         if not self.results:
             return
-        is_token = isinstance(self.results[0].type, TokenType)
+        result = self.results[0].type
+        is_token = isinstance(result, TokenType)
         if is_token != (self.properties.get("async") is not None):
             raise VerifyException(
                 f"'{self.name}': an async op returns a !stg.token, a synchronous one a tensor"
+            )
+        if is_token and result.value_type is None:
+            raise VerifyException(
+                f"'{self.name}': its token must carry the result, e.g. !stg.token<!stg.tensor<...>>"
             )
 
     @abstractmethod
@@ -244,8 +249,12 @@ class BroadcastOp(CollectiveOp):
 
     def check(self, what, src, dst, axes):
         rules.check_same_layout(what, src, dst)
-        if self.root.value.data < 0:
-            raise VerifyException(f"{what}: root must be a coordinate >= 0")
+        sizes = self.mesh_op().axis_sizes
+        group = product(sizes[a] for a in axes).as_int()
+        root = self.root.value.data
+        if root < 0 or (group is not None and root >= group):
+            bound = f" and < {group}, the group size" if group is not None else ""
+            raise VerifyException(f"{what}: root {root} must be a group member: >= 0{bound}")
 
     def _print_extra(self, printer: Printer) -> None:
         printer.print_string(f" root {self.root.value.data}")

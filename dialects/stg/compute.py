@@ -13,7 +13,7 @@ from enum import auto
 
 from xdsl.dialects.builtin import ArrayAttr, FloatAttr, I64, IntegerAttr, IntegerType, StringAttr, UnitAttr, i64
 from xdsl.dialects.utils import EnumAttribute
-from xdsl.ir import Attribute, SpacedOpaqueSyntaxAttribute
+from xdsl.ir import SpacedOpaqueSyntaxAttribute
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
@@ -25,7 +25,6 @@ from xdsl.irdl import (
     result_def,
     traits_def,
     var_operand_def,
-    var_result_def,
     AttrSizedOperandSegments,
     ParsePropInAttrDict,
 )
@@ -36,7 +35,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from stagec.dialects.stg.attributes import DistributedTensorType, ExprAttr, TensorType
-from stagec.dialects.stg.cost import CostInterface, io_bytes, local_bytes
+from stagec.dialects.stg.cost import CostInterface, io_bytes
 from stagec.dialects.stg.distribution import (
     check_result,
     partials_disjoint,
@@ -46,7 +45,7 @@ from stagec.dialects.stg.distribution import (
 )
 from stagec.dialects.stg.mesh import MeshAxesDeclared
 from stagec.dialects.stg.syntax import parse_expr
-from stagec.dialects.symbolic import Expr, product, sum_exprs
+from stagec.dialects.symbolic import Expr, product
 
 
 class ComputeOp(IRDLOperation, CostInterface, ABC):
@@ -64,6 +63,17 @@ class ComputeOp(IRDLOperation, CostInterface, ABC):
 
 def _ty(value) -> DistributedTensorType:
     return value.type
+
+
+def _require_one_element_type(what: str, types: list[DistributedTensorType]) -> None:
+    """Mixed precision is explicit in stg: operands meet in one element type (a cast
+    makes them); an einsum may still accumulate into a wider result."""
+    kinds = sorted({str(t.element_type) for t in types})
+    if len(kinds) > 1:
+        raise VerifyException(
+            f"{what}: operands have different element types ({', '.join(kinds)}); "
+            "insert an elementwise cast"
+        )
 
 
 # -- einsum ------------------------------------------------------------------------------
@@ -129,6 +139,7 @@ class EinsumOp(ComputeOp):
     def _layout(self):
         types = [_ty(v) for v in self.inputs]
         what = f"einsum '{self.equation.data}'"
+        _require_one_element_type(what, types)
         subs, out = parse_equation(self.equation.data, [t.rank for t in types])
         return what, subs, out, types, unify_letters(what, subs, types)
 
@@ -262,7 +273,11 @@ class ElementwiseOp(ComputeOp):
                         f"{what}: operand #{i} dim of size {size} does not broadcast to {target}"
                     )
             subs.append(sub)
-        layout = unify_letters(what, subs, types)
+        same_type = types if kind == E.CAST else [*types, out]
+        _require_one_element_type(what, same_type)
+        layout = unify_letters(
+            what, subs, types, lambda c: f"result dim {letters.index(c.lower())}"
+        )
         check_result(
             what, out, out.shape, [layout.splits.get(c, ()) for c in letters], self._partial(what, types)
         )
@@ -592,8 +607,11 @@ class EmbeddingOp(ComputeOp):
         _require_integer(what, ids, "indices")
         require_no_partial(what, table, "table")
         require_no_partial(what, ids, "indices")
-        if set(table.splits[0]) & {a for s in ids.splits for a in s}:
-            raise VerifyException(f"{what}: the indices may not be split over the vocab's axes")
+        if clash := set(table.splits[0] + table.splits[1]) & {a for s in ids.splits for a in s}:
+            raise VerifyException(
+                f"{what}: the indices {ids.layout_str()} may not be split over the table's "
+                f"axes [{', '.join(sorted(clash))}]"
+            )
         check_result(
             what,
             _ty(self.result),

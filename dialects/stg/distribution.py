@@ -14,7 +14,7 @@ partial sum over the split axes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from xdsl.utils.exceptions import VerifyException
@@ -36,9 +36,13 @@ class LetterLayout:
 
 
 def unify_letters(
-    what: str, subscripts: Sequence[str], types: Sequence[DistributedTensorType]
+    what: str,
+    subscripts: Sequence[str],
+    types: Sequence[DistributedTensorType],
+    describe: Callable[[str], str] = lambda letter: f"index '{letter}'",
 ) -> LetterLayout:
-    """Check that operands agree on each letter's size and split (see module doc)."""
+    """Check that operands agree on each letter's size and split (see module doc).
+    `describe` names a letter in diagnostics ("index 'h'", "result dim 1")."""
     sizes: dict[str, Expr] = {}
     splits: dict[str, tuple[str, ...]] = {}
     where: dict[str, int] = {}
@@ -48,13 +52,13 @@ def unify_letters(
                 sizes[letter], where[letter] = size, i
             elif sizes[letter] != size:
                 raise VerifyException(
-                    f"{what}: index '{letter}' has size {sizes[letter]} in operand "
+                    f"{what}: {describe(letter)} has size {sizes[letter]} in operand "
                     f"#{where[letter]} but {size} in operand #{i}"
                 )
             if split:
                 if splits.get(letter, split) != split:
                     raise VerifyException(
-                        f"{what}: index '{letter}' is split over "
+                        f"{what}: {describe(letter)} is split over "
                         f"[{_axes_str(splits[letter])}] in one operand but over "
                         f"[{_axes_str(split)}] in operand #{i}; reshard one of them first"
                     )
@@ -64,8 +68,8 @@ def unify_letters(
         for axis in split:
             if axis in letters_of_axis:
                 raise VerifyException(
-                    f"{what}: mesh axis '{axis}' splits both index "
-                    f"'{letters_of_axis[axis]}' and index '{letter}'"
+                    f"{what}: mesh axis '{axis}' splits both "
+                    f"{describe(letters_of_axis[axis])} and {describe(letter)}"
                 )
             letters_of_axis[axis] = letter
     for i, (letters, ty) in enumerate(zip(subscripts, types, strict=True)):
@@ -75,7 +79,7 @@ def unify_letters(
             if clash := sliced & own:
                 raise VerifyException(
                     f"{what}: operand #{i} ({ty.layout_str()}) would have to be sliced "
-                    f"over [{_axes_str(sorted(clash))}] for index '{letter}', but it is "
+                    f"over [{_axes_str(sorted(clash))}] for {describe(letter)}, but it is "
                     "already distributed over that axis"
                 )
     return LetterLayout(sizes, {k: splits.get(k, ()) for k in sizes})
@@ -153,17 +157,19 @@ def _same_tensor(what: str, src: DistributedTensorType, dst: DistributedTensorTy
         )
 
 
-def _find_gathered_dim(
-    what: str, src: DistributedTensorType, dst: DistributedTensorType, axes: tuple[str, ...]
-) -> int:
-    """The one dim whose split loses `axes` from its minor end, src -> dst."""
+def _changed_dim(what: str, src, dst, axes: tuple[str, ...]) -> int:
     changed = _changed_dims(src, dst)
     if len(changed) != 1:
         raise VerifyException(
             f"{what} over [{_axes_str(axes)}] must change the split of exactly one dim, "
             f"but {src.layout_str()} -> {dst.layout_str()} changes {len(changed)}"
         )
-    d = changed[0]
+    return changed[0]
+
+
+def _check_gathered(what: str, src, dst, axes: tuple[str, ...]) -> None:
+    """dst is src with `axes` removed from the minor end of one dim's split."""
+    d = _changed_dim(what, src, dst, axes)
     if not _ends_with(src.splits[d], axes):
         raise VerifyException(
             f"{what} over [{_axes_str(axes)}]: dim {d} of {src.layout_str()} is split over "
@@ -171,10 +177,21 @@ def _find_gathered_dim(
         )
     if dst.splits[d] != src.splits[d][: -len(axes)]:
         raise VerifyException(
-            f"{what} over [{_axes_str(axes)}]: dim {d} of {dst.layout_str()} should be split "
-            f"over [{_axes_str(src.splits[d][: -len(axes)])}], not [{_axes_str(dst.splits[d])}]"
+            f"{what} over [{_axes_str(axes)}]: dim {d} of the result {dst.layout_str()} should "
+            f"be split over [{_axes_str(src.splits[d][: -len(axes)])}], not "
+            f"[{_axes_str(dst.splits[d])}]"
         )
-    return d
+
+
+def _check_scattered(what: str, src, dst, axes: tuple[str, ...]) -> None:
+    """dst is src with `axes` appended to the minor end of one dim's split."""
+    d = _changed_dim(what, src, dst, axes)
+    if dst.splits[d] != src.splits[d] + axes:
+        raise VerifyException(
+            f"{what} over [{_axes_str(axes)}] must append those axes to the minor end of one "
+            f"dim's split: dim {d} of the result {dst.layout_str()} should be split over "
+            f"[{_axes_str(src.splits[d] + axes)}], not [{_axes_str(dst.splits[d])}]"
+        )
 
 
 def check_all_gather(what: str, src, dst, axes: tuple[str, ...]) -> None:
@@ -186,13 +203,13 @@ def check_all_gather(what: str, src, dst, axes: tuple[str, ...]) -> None:
         )
     if dst.partial_axes != src.partial_axes:
         raise VerifyException(f"{what}: all_gather must keep the partial-sum axes")
-    _find_gathered_dim(what, src, dst, axes)
+    _check_gathered(what, src, dst, axes)
 
 
 def check_reduce_scatter(what: str, src, dst, axes: tuple[str, ...]) -> None:
     _same_tensor(what, src, dst)
     _require_reduced(what, src, dst, axes)
-    _find_gathered_dim(what, dst, src, axes)
+    _check_scattered(what, src, dst, axes)
 
 
 def check_all_reduce(what: str, src, dst, axes: tuple[str, ...]) -> None:

@@ -159,9 +159,10 @@ class WaitOp(IRDLOperation):
         operand = parser.parse_unresolved_operand()
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
+        pos = parser.pos
         ty = parser.parse_type()
         if not isinstance(ty, TokenType):
-            parser.raise_error(f"stg.wait takes a !stg.token, not {ty}")
+            parser.raise_error(f"stg.wait takes a !stg.token, not {ty}", pos, parser.pos)
         op = cls(parser.resolve_operand(operand, ty))
         op.attributes |= attrs
         return op

@@ -41,15 +41,22 @@ class MeshOp(IRDLOperation):
 
     traits = traits_def(SymbolOpInterface())
 
-    def __init__(self, name: str, axes: Mapping[str, int | str | Expr | None] | Sequence[str]):
-        if not isinstance(axes, Mapping):
-            axes = dict.fromkeys(axes)
-        sizes = [Expr.sym(a) if s is None else Expr.of(s) for a, s in axes.items()]
+    def __init__(
+        self,
+        name: str,
+        axes: Mapping[str, int | str | Expr | None] | Sequence[str | tuple[str, int | str | Expr | None]],
+    ):
+        """`axes` maps names to sizes; a bare name (or size None) is symbolic."""
+        pairs = list(axes.items()) if isinstance(axes, Mapping) else [
+            a if isinstance(a, tuple) else (a, None) for a in axes
+        ]
         super().__init__(
             properties={
                 "sym_name": StringAttr(name),
-                "axes": ArrayAttr(StringAttr(a) for a in axes),
-                "sizes": ArrayAttr(ExprAttr(s) for s in sizes),
+                "axes": ArrayAttr(StringAttr(a) for a, _ in pairs),
+                "sizes": ArrayAttr(
+                    ExprAttr(Expr.sym(a) if s is None else Expr.of(s)) for a, s in pairs
+                ),
             }
         )
 
@@ -110,7 +117,7 @@ class MeshOp(IRDLOperation):
             return axis, size
 
         axes = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parse_axis)
-        op = cls(name, dict(axes))
+        op = cls(name, axes)
         op.attributes |= parser.parse_optional_attr_dict()
         return op
 
@@ -125,9 +132,11 @@ class MeshOp(IRDLOperation):
 
 
 def enclosing_meshes(op: Operation) -> list[MeshOp]:
-    """The meshes declared at the top of the module that holds `op`."""
-    module = op.get_toplevel_object() if not isinstance(op, ModuleOp) else op
-    if not isinstance(module, ModuleOp):
+    """The meshes declared at the top of the nearest module around `op`."""
+    module = op
+    while module is not None and not isinstance(module, ModuleOp):
+        module = module.parent_op()
+    if module is None:
         return []
     return [o for o in module.ops if isinstance(o, MeshOp)]
 

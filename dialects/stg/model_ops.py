@@ -81,8 +81,7 @@ def _token_dims(what: str, tokens: TensorType, scores: TensorType, experts: Tens
             f"{what}: the capacity dim must be split like the tokens ({tokens.layout_str()}) "
             f"and hidden alike; got {experts.layout_str()}"
         )
-    for role, t in (("tokens", tokens), ("scores", scores)):
-        require_no_partial(what, t, role)
+    require_no_partial(what, scores, "scores")
 
 
 class _MoeOp(ComputeOp):
@@ -91,7 +90,9 @@ class _MoeOp(ComputeOp):
     def _check_top_k(self, experts: Expr) -> None:
         k, e = self.top_k.value.data, experts.as_int()
         if k < 1 or (e is not None and k > e):
-            raise VerifyException(f"'{self.name}': top_k = {k} must be in [1, {e}]")
+            raise VerifyException(
+                f"'{self.name}': top_k = {k} must be in [1, {experts}] (the number of experts)"
+            )
 
 
 @irdl_op_definition
@@ -115,6 +116,7 @@ class MoeDispatchOp(_MoeOp):
     def verify_(self) -> None:
         out = _ty(self.result)
         _token_dims("moe_dispatch", _ty(self.tokens), _ty(self.scores), out)
+        require_no_partial("moe_dispatch", _ty(self.tokens), "tokens")
         self._check_top_k(out.shape[0])
         require_no_partial("moe_dispatch", out, "result")
 

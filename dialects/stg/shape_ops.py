@@ -15,16 +15,15 @@ from stagec.dialects.stg.distribution import check_result
 from stagec.dialects.symbolic import Expr, sum_exprs
 
 
-def _groups(src: tuple[Expr, ...], dst: tuple[Expr, ...]) -> list[tuple[range, range]]:
+def _groups(src: tuple[Expr, ...], dst: tuple[Expr, ...]) -> list[tuple[range, range]] | None:
     """Pair up runs of dims with equal products: [B, S, H] -> [B*S, N, D] gives
-    ([0,1] -> [0]), ([2] -> [1,2]). None if the shapes do not line up."""
-    groups, i, j = [], 0, 0
-    while i < len(src) or j < len(dst):
+    ([0,1] -> [0]), ([2] -> [1,2]). Size-1 dims left over at the end join the last run
+    (or form one of their own). None if the shapes do not line up."""
+    groups: list[tuple[range, range]] = []
+    i = j = 0
+    while i < len(src) and j < len(dst):
         i0, j0 = i, j
-        a = src[i] if i < len(src) else None
-        b = dst[j] if j < len(dst) else None
-        if a is None or b is None:
-            return []
+        a, b = src[i], dst[j]
         i, j = i + 1, j + 1
         while a != b:
             # Grow the side whose product is not yet a multiple of the other's.
@@ -35,8 +34,13 @@ def _groups(src: tuple[Expr, ...], dst: tuple[Expr, ...]) -> list[tuple[range, r
             elif j < len(dst):
                 b, j = b * dst[j], j + 1
             else:
-                return []
+                return None
         groups.append((range(i0, i), range(j0, j)))
+    if any(d != 1 for d in (*src[i:], *dst[j:])):
+        return None
+    if i < len(src) or j < len(dst):
+        a, b = groups.pop() if groups else (range(i, i), range(j, j))
+        groups.append((range(a.start, len(src)), range(b.start, len(dst))))
     return groups
 
 
@@ -68,20 +72,22 @@ class ReshapeOp(ComputeOp):
                 f"{dst.layout_str()} has {dst.global_numel()}"
             )
         groups = _groups(src.shape, dst.shape)
-        if not groups:
+        if groups is None:
             raise VerifyException(
                 f"{what}: cannot match the dims of {src.layout_str()} with {dst.layout_str()} "
                 "as runs of equal products"
             )
         splits: list[tuple[str, ...]] = [()] * dst.rank
         for a, b in groups:
-            lead = src.splits[a[0]]
             if any(src.splits[k] for k in a[1:]):
                 raise VerifyException(
                     f"{what}: only the leading dim of a merged run may be split "
                     f"({src.layout_str()} -> {dst.layout_str()})"
                 )
-            splits[b[0]] = lead
+            if a and src.splits[a[0]]:
+                if not b:
+                    raise VerifyException(f"{what}: a split dim cannot disappear")
+                splits[b[0]] = src.splits[a[0]]
         check_result(what, dst, dst.shape, splits, src.partial_axes)
 
     def flops(self) -> Expr:

@@ -28,7 +28,6 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
     region_def,
-    traits_def,
     var_operand_def,
     var_result_def,
     AttrSizedOperandSegments,
@@ -47,6 +46,12 @@ from stagec.dialects.symbolic import Expr
 def stacked(ty: DistributedTensorType, count: Expr) -> TensorType:
     """The per-iteration type with a leading, unsplit [count] dim."""
     return TensorType([DimAttr(count), *ty.dims.data], ty.element_type, ty.partial_axes)
+
+
+def terminator(region: Region) -> YieldOp | None:
+    """The stg.yield ending a body, if it has one (an empty region has no block)."""
+    last = region.blocks[-1].last_op if region.blocks else None
+    return last if isinstance(last, YieldOp) else None
 
 
 def unstacked(ty: DistributedTensorType) -> TensorType:
@@ -82,10 +87,10 @@ class LoopOp(IRDLOperation):
 
     def __init__(self, count, carried, scanned, body: Region, reverse: bool = False):
         count = Expr.of(count)
-        yielded = body.block.last_op
+        yielded = terminator(body)
         n = len(carried)
         result_types = [v.type for v in carried]
-        if isinstance(yielded, YieldOp):
+        if yielded is not None:
             result_types += [stacked(v.type, count) for v in yielded.values[n:]]
         super().__init__(
             operands=[carried, scanned],
@@ -103,6 +108,8 @@ class LoopOp(IRDLOperation):
         count = self.count_expr
         if count.is_constant and (count.as_int() or 0) < 1:
             raise VerifyException(f"{what}: count must be a positive integer, not {count}")
+        if not self.body.blocks:
+            raise VerifyException(f"{what}: the body must end with stg.yield")
         args = self.body.block.args
         expected = [v.type for v in self.carried] + [unstacked(v.type) for v in self.scanned]
         for v in self.scanned:
@@ -112,8 +119,8 @@ class LoopOp(IRDLOperation):
                 )
         if [a.type for a in args] != expected:
             raise VerifyException(f"{what}: the body's arguments must be the carried values then the scanned slices")
-        yielded = self.body.block.last_op
-        if not isinstance(yielded, YieldOp):
+        yielded = terminator(self.body)
+        if yielded is None:
             raise VerifyException(f"{what}: the body must end with stg.yield")
         n = len(self.carried)
         if [v.type for v in yielded.values[:n]] != [v.type for v in self.carried]:
@@ -219,13 +226,13 @@ class PhaseOp(IRDLOperation):
     body = region_def("single_block")
 
     def __init__(self, kind: PhaseKind, body: Region):
-        yielded = body.block.last_op
-        types = [v.type for v in yielded.values] if isinstance(yielded, YieldOp) else []
+        yielded = terminator(body)
+        types = [v.type for v in yielded.values] if yielded is not None else []
         super().__init__(result_types=[types], regions=[body], properties={"kind": PhaseKindAttr(kind)})
 
     def verify_(self) -> None:
-        yielded = self.body.block.last_op
-        if not isinstance(yielded, YieldOp):
+        yielded = terminator(self.body)
+        if yielded is None:
             raise VerifyException("'stg.phase': the body must end with stg.yield")
         if [v.type for v in yielded.values] != [r.type for r in self.outputs]:
             raise VerifyException("'stg.phase': results must be the yielded values")

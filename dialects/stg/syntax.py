@@ -108,7 +108,11 @@ def parse_partial_axes(parser: AttrParser) -> tuple[str, ...]:
         return ()
     axes = [first.data]
     while parser.parse_optional_punctuation("*") is not None:
-        axes.append(parser.parse_identifier(" (a mesh axis of the partial sum)"))
+        pos = parser.pos
+        axis = parser.parse_identifier(" (a mesh axis of the partial sum)")
+        if axis in axes:
+            parser.raise_error(f"partial-sum axis '{axis}' is listed twice", pos, parser.pos)
+        axes.append(axis)
     return tuple(axes)
 
 

@@ -1,0 +1,100 @@
+"""stagec: the command line for people who plan, simulate and run training jobs.
+
+Each subcommand only assembles a model and a pass pipeline; the work is in the
+frontends, passes and targets that stagec-opt also runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from xdsl.printer import Printer
+
+from stagec.dialects import make_context
+from stagec.frontends.builtin_models import BUILTIN_MODELS
+from stagec.tools.errors import UsageError
+from stagec.tools.output import output_stream
+from stagec.tools.pipeline_spec import build_pipeline
+
+PROG = "stagec"
+DEFAULT_PIPELINE = "builtin.module(stg-annotate-costs)"
+
+DESCRIPTION = """\
+stagec compiles a training workload into a distributed training program in the stg
+IR (symbolic tensors sharded over a device mesh) and, from it, traces, simulations
+and runs. Run `stagec COMMAND --help` for each command."""
+
+IR_HELP = f"""\
+Build a model as stg IR, run a pass pipeline over it and print the result.
+
+The default pipeline, {DEFAULT_PIPELINE}, annotates every op with its
+per-rank FLOPs and bytes (#stg.expr, symbolic in the model's dims and the mesh axis
+sizes) and each function with their totals.
+
+examples:
+  stagec ir
+  stagec ir --model llama-mlp --pass-pipeline 'builtin.module()' -o mlp.mlir
+  stagec ir | stagec-opt --pass-pipeline 'builtin.module(cse)'"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    ir = commands.add_parser(
+        "ir",
+        help="print a model's stg IR after a pass pipeline",
+        description=IR_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ir.add_argument(
+        "--model",
+        default="llama-mlp",
+        choices=sorted(BUILTIN_MODELS),
+        help="the built-in model to build (default: %(default)s)",
+    )
+    ir.add_argument(
+        "--pass-pipeline",
+        default=DEFAULT_PIPELINE,
+        metavar="PIPELINE",
+        help="passes to run, as mlir-opt writes them (default: %(default)s); "
+        "'builtin.module()' runs none",
+    )
+    ir.add_argument("--generic", action="store_true", help="print ops in MLIR's generic form")
+    ir.add_argument("-o", "--output", metavar="FILE", help="write the IR here instead of stdout")
+    return parser
+
+
+def run_ir(args: argparse.Namespace) -> None:
+    pipeline = build_pipeline(args.pass_pipeline, mlir_syntax=True)
+    module = BUILTIN_MODELS[args.model]()
+    module.verify()
+    pipeline.apply(make_context(), module)
+    module.verify()
+    with output_stream(args.output) as stream:
+        Printer(stream=stream, print_generic_format=args.generic).print_op(module)
+        stream.write("\n")
+
+
+COMMANDS = {"ir": run_ir}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        COMMANDS[args.command](args)
+    except UsageError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        # `stagec ir | head`: the reader left; not an error of ours.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

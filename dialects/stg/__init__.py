@@ -29,14 +29,11 @@ from stagec.dialects.stg.comm import (
     SendOp,
 )
 from stagec.dialects.stg.compute import (
-    AttentionOp,
     ComputeOp,
-    CrossEntropyOp,
     EinsumOp,
     ElementwiseKind,
     ElementwiseKindAttr,
     ElementwiseOp,
-    EmbeddingOp,
     NormKind,
     NormKindAttr,
     NormOp,
@@ -48,7 +45,15 @@ from stagec.dialects.stg.compute import (
 from stagec.dialects.stg.cost import CostInterface
 from stagec.dialects.stg.memory import OffloadOp, ReleaseOp, ReloadOp, WaitOp
 from stagec.dialects.stg.mesh import MeshOp
-from stagec.dialects.stg.model_ops import MoeCombineOp, MoeDispatchOp, OpaqueOp, SsmScanOp
+from stagec.dialects.stg.model_ops import (
+    AttentionOp,
+    CrossEntropyOp,
+    EmbeddingOp,
+    MoeCombineOp,
+    MoeDispatchOp,
+    OpaqueOp,
+    SsmScanOp,
+)
 from stagec.dialects.stg.shape_ops import ConcatOp, ReshapeOp, SplitOp, TransposeOp
 from stagec.dialects.stg.state import InputOp, OptimizerStateOp, ParamOp
 from stagec.dialects.stg.structure import (

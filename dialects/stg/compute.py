@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC
 from enum import auto
 
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, I64, IntegerAttr, IntegerType, StringAttr, UnitAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, I64, IntegerAttr, StringAttr, i64
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import SpacedOpaqueSyntaxAttribute
 from xdsl.irdl import (
@@ -28,13 +28,11 @@ from xdsl.irdl import (
     AttrSizedOperandSegments,
     ParsePropInAttrDict,
 )
-from xdsl.parser import Parser
-from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from stagec.dialects.stg.attributes import DistributedTensorType, ExprAttr, TensorType
+from stagec.dialects.stg.attributes import DistributedTensorType, TensorType
 from stagec.dialects.stg.cost import CostInterface, io_bytes
 from stagec.dialects.stg.distribution import (
     check_result,
@@ -44,7 +42,6 @@ from stagec.dialects.stg.distribution import (
     unify_letters,
 )
 from stagec.dialects.stg.mesh import MeshAxesDeclared
-from stagec.dialects.stg.syntax import parse_expr
 from stagec.dialects.symbolic import Expr, product
 
 
@@ -463,201 +460,3 @@ class NormOp(ComputeOp):
     def flops(self) -> Expr:
         per_element = 4 if self.kind.data == NormKind.RMS else 7
         return per_element * _ty(self.input).local_numel()
-
-
-# -- attention ---------------------------------------------------------------------------
-
-
-@irdl_op_definition
-class AttentionOp(ComputeOp):
-    """Fused scaled-dot-product attention over [batch, seq, heads, head_dim] tensors.
-
-    q: [b, s, heads, d], k: [b, t, kv_heads, d], v: [b, t, kv_heads, e] -> [b, s, heads, e].
-    heads = kv_heads is MHA, kv_heads = 1 MQA, anything between GQA; MLA is d != e.
-    Heads may be split (TP) - kv heads over the same axes - and queries' sequence (SP/CP);
-    every rank needs the whole key/value sequence.
-    """
-
-    name = "stg.attention"
-
-    query = operand_def(TensorType)
-    key = operand_def(TensorType)
-    value = operand_def(TensorType)
-    result = result_def(TensorType)
-    heads = prop_def(ExprAttr)
-    kv_heads = prop_def(ExprAttr)
-    causal = opt_prop_def(UnitAttr)
-
-    def __init__(self, q, k, v, result_type: TensorType, heads, kv_heads, causal: bool = True):
-        super().__init__(
-            operands=[q, k, v],
-            result_types=[result_type],
-            properties={
-                "heads": ExprAttr.of(heads),
-                "kv_heads": ExprAttr.of(kv_heads),
-                **({"causal": UnitAttr()} if causal else {}),
-            },
-        )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_list(self.operands, printer.print_operand)
-        printer.print_string(f" heads {self.heads.data} kv_heads {self.kv_heads.data}")
-        if self.causal is not None:
-            printer.print_string(" causal")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_list([o.type for o in self.operands], printer.print_attribute)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> AttentionOp:
-        operands = [parser.parse_unresolved_operand()]
-        for _ in range(2):
-            parser.parse_punctuation(",")
-            operands.append(parser.parse_unresolved_operand())
-        parser.parse_keyword("heads")
-        heads = parse_expr(parser)
-        parser.parse_keyword("kv_heads")
-        kv_heads = parse_expr(parser)
-        causal = parser.parse_optional_keyword("causal") is not None
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        types = [parser.parse_type()]
-        for _ in range(2):
-            parser.parse_punctuation(",")
-            types.append(parser.parse_type())
-        parser.parse_punctuation("->")
-        result_type = parser.parse_type()
-        q, k, v = (parser.resolve_operand(o, t) for o, t in zip(operands, types))
-        op = cls(q, k, v, result_type, heads, kv_heads, causal)
-        op.attributes |= attrs
-        return op
-
-    def verify_(self) -> None:
-        what = "attention"
-        q, k, v = (_ty(x) for x in (self.query, self.key, self.value))
-        for role, t in (("query", q), ("key", k), ("value", v)):
-            if t.rank != 4:
-                raise VerifyException(f"{what}: {role} must be [batch, seq, heads, head_dim], not {t.layout_str()}")
-            require_no_partial(what, t, role)
-        heads, kv_heads = self.heads.data, self.kv_heads.data
-        if q.shape[2] != heads or k.shape[2] != kv_heads or v.shape[2] != kv_heads:
-            raise VerifyException(
-                f"{what}: heads {heads} / kv_heads {kv_heads} do not match the query's "
-                f"{q.shape[2]} and the key/value's {k.shape[2]}/{v.shape[2]} heads"
-            )
-        h, kv = heads.as_int(), kv_heads.as_int()
-        if h is not None and kv is not None and h % kv:
-            raise VerifyException(f"{what}: {h} heads cannot be grouped over {kv} kv heads")
-        if not (q.shape[0] == k.shape[0] == v.shape[0]) or k.shape[1] != v.shape[1] or q.shape[3] != k.shape[3]:
-            raise VerifyException(
-                f"{what}: q {q.layout_str()}, k {k.layout_str()} and v {v.layout_str()} disagree "
-                "on batch, key/value sequence or query/key head_dim"
-            )
-        if not (q.splits[0] == k.splits[0] == v.splits[0]) or not (q.splits[2] == k.splits[2] == v.splits[2]):
-            raise VerifyException(f"{what}: q, k and v must split batch and heads over the same axes")
-        for role, t in (("key", k), ("value", v)):
-            require_unsplit(what, t, 1, f"every query attends to the whole {role} sequence")
-        for role, t in (("query", q), ("key", k), ("value", v)):
-            require_unsplit(what, t, 3, f"the {role} head_dim is contracted or kept whole")
-        check_result(
-            what, _ty(self.result), (q.shape[0], q.shape[1], q.shape[2], v.shape[3]), (*q.splits[:3], ()), ()
-        )
-
-    def flops(self) -> Expr:
-        # Q K^T and P V: 2*s*t*(d + e) per (batch, head); causal masking skips half.
-        q, v = _ty(self.query), _ty(self.value)
-        b, s, n, d = q.local_shape()
-        t, e = _ty(self.key).local_shape()[1], v.local_shape()[3]
-        full = 2 * b * n * s * t * (d + e)
-        return full / 2 if self.causal is not None else full
-
-
-# -- embedding and loss ------------------------------------------------------------------
-
-
-def _require_integer(what: str, ty: DistributedTensorType, role: str) -> None:
-    if not isinstance(ty.element_type, IntegerType):
-        raise VerifyException(f"{what}: {role} must have an integer element type, not {ty.element_type}")
-
-
-@irdl_op_definition
-class EmbeddingOp(ComputeOp):
-    """Looks up rows of a [vocab, hidden] table. A vocab split over axes leaves a partial
-    sum over them (Megatron's vocab-parallel embedding: each rank fills its own rows)."""
-
-    name = "stg.embedding"
-
-    table = operand_def(TensorType)
-    indices = operand_def(TensorType)
-    result = result_def(TensorType)
-
-    assembly_format = "$table `,` $indices attr-dict `:` type($table) `,` type($indices) `->` type($result)"
-
-    def __init__(self, table, indices, result_type: TensorType):
-        super().__init__(operands=[table, indices], result_types=[result_type])
-
-    def verify_(self) -> None:
-        what = "embedding"
-        table, ids = _ty(self.table), _ty(self.indices)
-        if table.rank != 2:
-            raise VerifyException(f"{what}: the table must be [vocab, hidden], not {table.layout_str()}")
-        _require_integer(what, ids, "indices")
-        require_no_partial(what, table, "table")
-        require_no_partial(what, ids, "indices")
-        if clash := set(table.splits[0] + table.splits[1]) & {a for s in ids.splits for a in s}:
-            raise VerifyException(
-                f"{what}: the indices {ids.layout_str()} may not be split over the table's "
-                f"axes [{', '.join(sorted(clash))}]"
-            )
-        check_result(
-            what,
-            _ty(self.result),
-            (*ids.shape, table.shape[1]),
-            (*ids.splits, table.splits[1]),
-            table.splits[0],
-        )
-
-    def flops(self) -> Expr:
-        return Expr.const(0)
-
-
-@irdl_op_definition
-class CrossEntropyOp(ComputeOp):
-    """Mean token cross-entropy of logits [..., vocab] against integer labels [...].
-
-    The mean is over all tokens of the global batch, so ranks holding a slice of the
-    tokens hold a partial sum of the loss."""
-
-    name = "stg.cross_entropy"
-
-    logits = operand_def(TensorType)
-    labels = operand_def(TensorType)
-    result = result_def(TensorType)
-
-    assembly_format = "$logits `,` $labels attr-dict `:` type($logits) `,` type($labels) `->` type($result)"
-
-    def __init__(self, logits, labels, result_type: TensorType):
-        super().__init__(operands=[logits, labels], result_types=[result_type])
-
-    def verify_(self) -> None:
-        what = "cross_entropy"
-        logits, labels = _ty(self.logits), _ty(self.labels)
-        _require_integer(what, labels, "labels")
-        require_no_partial(what, logits, "logits")
-        if logits.rank < 1:
-            raise VerifyException(f"{what}: logits need a vocab dim")
-        require_unsplit(what, logits, logits.rank - 1, "the softmax runs over the vocab")
-        if logits.shape[:-1] != labels.shape or logits.splits[:-1] != labels.splits:
-            raise VerifyException(
-                f"{what}: labels {labels.layout_str()} must match the logits' token dims "
-                f"{logits.layout_str()}"
-            )
-        partial = {a for s in labels.splits for a in s}
-        check_result(what, _ty(self.result), (), (), partial)
-
-    def flops(self) -> Expr:
-        # max, subtract, exp, sum per logit; log and gather per token
-        return 4 * _ty(self.logits).local_numel() + 2 * _ty(self.labels).local_numel()

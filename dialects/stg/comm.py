@@ -11,7 +11,8 @@ With `async`, a collective returns a !stg.token carrying its result; stg.wait yi
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, FlatSymbolRefAttr, I64, IntegerAttr, StringAttr, UnitAttr, i64
 from xdsl.ir import Attribute, SSAValue
@@ -147,8 +148,12 @@ class CollectiveOp(CommOp, ABC):
             raise VerifyException(f"'{self.name}' names an axis twice: {list(names)}")
         self.check(f"'{self.name}'", self.src, self.dst, names)
 
-    @abstractmethod
-    def check(self, what: str, src, dst, axes: tuple[str, ...]) -> None: ...
+    # (what, src, dst, axes) -> None, raising VerifyException: the collective's layout
+    # rule from distribution.py.
+    LAYOUT_RULE: ClassVar[Callable[[str, DistributedTensorType, DistributedTensorType, tuple[str, ...]], None]]
+
+    def check(self, what: str, src, dst, axes: tuple[str, ...]) -> None:
+        type(self).LAYOUT_RULE(what, src, dst, axes)
 
     # -- syntax ------------------------------------------------------------------------
     def _print_extra(self, printer: Printer) -> None: ...
@@ -205,8 +210,7 @@ class AllGatherOp(CollectiveOp):
 
     name = "stg.all_gather"
 
-    def check(self, what, src, dst, axes):
-        rules.check_all_gather(what, src, dst, axes)
+    LAYOUT_RULE: ClassVar = staticmethod(rules.check_all_gather)
 
 
 @irdl_op_definition
@@ -215,8 +219,7 @@ class ReduceScatterOp(CollectiveOp):
 
     name = "stg.reduce_scatter"
 
-    def check(self, what, src, dst, axes):
-        rules.check_reduce_scatter(what, src, dst, axes)
+    LAYOUT_RULE: ClassVar = staticmethod(rules.check_reduce_scatter)
 
 
 @irdl_op_definition
@@ -225,8 +228,7 @@ class AllReduceOp(CollectiveOp):
 
     name = "stg.all_reduce"
 
-    def check(self, what, src, dst, axes):
-        rules.check_all_reduce(what, src, dst, axes)
+    LAYOUT_RULE: ClassVar = staticmethod(rules.check_all_reduce)
 
 
 @irdl_op_definition
@@ -235,8 +237,7 @@ class AllToAllOp(CollectiveOp):
 
     name = "stg.all_to_all"
 
-    def check(self, what, src, dst, axes):
-        rules.check_all_to_all(what, src, dst, axes)
+    LAYOUT_RULE: ClassVar = staticmethod(rules.check_all_to_all)
 
 
 @irdl_op_definition

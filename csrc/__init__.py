@@ -1,0 +1,1 @@
+"""The C++/CUDA runtime (communicators over NCCL and MPI, buffers, streams); built by a later issue."""

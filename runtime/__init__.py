@@ -1,0 +1,1 @@
+"""Runtimes that execute stg programs: the reference interpreter, simulator and PS runtime (later issues)."""

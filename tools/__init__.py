@@ -1,0 +1,1 @@
+"""stagec's command-line tools: stagec-opt and the stagec CLI."""

@@ -285,7 +285,7 @@ class ReshardOp(CommOp):
         return tuple(sorted(self.input.type.mesh_axes | self.result.type.mesh_axes))
 
     def verify_layouts(self) -> None:
-        rules._same_tensor("'stg.reshard'", self.input.type, self.result.type)
+        rules.check_same_tensor("'stg.reshard'", self.input.type, self.result.type)
 
     def bytes_moved(self) -> Expr:
         return self.input.type.local_bytes()

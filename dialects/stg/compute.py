@@ -53,12 +53,15 @@ class ComputeOp(IRDLOperation, CostInterface, ABC):
     def bytes_moved(self) -> Expr:
         return io_bytes(self)
 
-    @property
-    def what(self) -> str:
-        return f"'{self.name}'"
+
+class DataMovementOp(ComputeOp, ABC):
+    """A compute op that only moves or regroups elements: no arithmetic."""
+
+    def flops(self) -> Expr:
+        return Expr.const(0)
 
 
-def _ty(value) -> DistributedTensorType:
+def tensor_type(value) -> DistributedTensorType:
     return value.type
 
 
@@ -134,7 +137,7 @@ class EinsumOp(ComputeOp):
         )
 
     def _layout(self):
-        types = [_ty(v) for v in self.inputs]
+        types = [tensor_type(v) for v in self.inputs]
         what = f"einsum '{self.equation.data}'"
         _require_one_element_type(what, types)
         subs, out = parse_equation(self.equation.data, [t.rank for t in types])
@@ -150,7 +153,7 @@ class EinsumOp(ComputeOp):
             raise VerifyException(f"{what}: axis '{sorted(clash)[0]}' both splits and sums")
         check_result(
             what,
-            _ty(self.result),
+            tensor_type(self.result),
             [layout.sizes[c] for c in out],
             [layout.splits[c] for c in out],
             partial,
@@ -249,10 +252,10 @@ class ElementwiseOp(ComputeOp):
     def verify_(self) -> None:
         kind = self.kind.data
         what = f"elementwise {kind}"
-        types = [_ty(v) for v in self.inputs]
+        types = [tensor_type(v) for v in self.inputs]
         if len(types) != ARITY.get(kind, 1):
             raise VerifyException(f"{what} takes {ARITY.get(kind, 1)} operands, not {len(types)}")
-        out = _ty(self.result)
+        out = tensor_type(self.result)
         letters = "abcdefghijklmnopqrstuvwxyz"[: out.rank]
         subs = []
         for i, ty in enumerate(types):
@@ -300,7 +303,7 @@ class ElementwiseOp(ComputeOp):
         return frozenset()
 
     def flops(self) -> Expr:
-        return ELEMENTWISE_FLOPS[self.kind.data] * _ty(self.result).local_numel()
+        return ELEMENTWISE_FLOPS[self.kind.data] * tensor_type(self.result).local_numel()
 
 
 # -- reductions and normalisations -----------------------------------------------------
@@ -318,11 +321,11 @@ class ReduceKindAttr(EnumAttribute[ReduceKind], SpacedOpaqueSyntaxAttribute):
     name = "stg.reduce_kind"
 
 
-def _dims_prop(dims) -> ArrayAttr[IntegerAttr]:
+def dims_property(dims) -> ArrayAttr[IntegerAttr]:
     return ArrayAttr(IntegerAttr(d, i64) for d in dims)
 
 
-def _check_dims(what: str, dims: list[int], rank: int) -> None:
+def check_dims(what: str, dims: list[int], rank: int) -> None:
     if len(set(dims)) != len(dims) or any(not 0 <= d < rank for d in dims):
         raise VerifyException(f"{what}: dims {dims} must be distinct and in [0, {rank})")
 
@@ -345,7 +348,7 @@ class ReduceOp(ComputeOp):
         super().__init__(
             operands=[input],
             result_types=[result_type],
-            properties={"kind": ReduceKindAttr(kind), "dims": _dims_prop(dims)},
+            properties={"kind": ReduceKindAttr(kind), "dims": dims_property(dims)},
         )
 
     @property
@@ -355,9 +358,9 @@ class ReduceOp(ComputeOp):
     def verify_(self) -> None:
         kind = self.kind.data
         what = f"reduce {kind}"
-        src = _ty(self.input)
+        src = tensor_type(self.input)
         dims = self.dim_list
-        _check_dims(what, dims, src.rank)
+        check_dims(what, dims, src.rank)
         partial = set(src.partial_axes)
         if kind in (ReduceKind.MAX, ReduceKind.MIN):
             require_no_partial(what, src)
@@ -368,11 +371,11 @@ class ReduceOp(ComputeOp):
                 partial |= set(src.splits[d])
         kept = [i for i in range(src.rank) if i not in dims]
         check_result(
-            what, _ty(self.result), [src.shape[i] for i in kept], [src.splits[i] for i in kept], partial
+            what, tensor_type(self.result), [src.shape[i] for i in kept], [src.splits[i] for i in kept], partial
         )
 
     def flops(self) -> Expr:
-        return _ty(self.input).local_numel()
+        return tensor_type(self.input).local_numel()
 
 
 @irdl_op_definition
@@ -391,15 +394,15 @@ class SoftmaxOp(ComputeOp):
         super().__init__(operands=[input], result_types=[input.type], properties={"dim": IntegerAttr(dim, i64)})
 
     def verify_(self) -> None:
-        src, d = _ty(self.input), self.dim.value.data
-        _check_dims("softmax", [d], src.rank)
+        src, d = tensor_type(self.input), self.dim.value.data
+        check_dims("softmax", [d], src.rank)
         require_no_partial("softmax", src)
         require_unsplit("softmax", src, d, "it normalises along it")
-        check_result("softmax", _ty(self.result), src.shape, src.splits, ())
+        check_result("softmax", tensor_type(self.result), src.shape, src.splits, ())
 
     def flops(self) -> Expr:
         # max, subtract, exp, sum, divide
-        return 5 * _ty(self.input).local_numel()
+        return 5 * tensor_type(self.input).local_numel()
 
 
 class NormKind(StrEnum):
@@ -440,7 +443,7 @@ class NormOp(ComputeOp):
 
     def verify_(self) -> None:
         what = f"norm {self.kind.data}"
-        x = _ty(self.input)
+        x = tensor_type(self.input)
         if x.rank == 0:
             raise VerifyException(f"{what}: the input needs at least one dim")
         require_no_partial(what, x)
@@ -450,13 +453,13 @@ class NormOp(ComputeOp):
         for role, p in (("weight", self.weight), ("bias", self.bias)):
             if p is None:
                 continue
-            t = _ty(p)
+            t = tensor_type(p)
             if t.shape != (x.shape[-1],) or t.splits != ((),) or t.partial_axes:
                 raise VerifyException(
                     f"{what}: the {role} must be the whole [{x.shape[-1]}] vector, not {t.layout_str()}"
                 )
-        check_result(what, _ty(self.result), x.shape, x.splits, ())
+        check_result(what, tensor_type(self.result), x.shape, x.splits, ())
 
     def flops(self) -> Expr:
         per_element = 4 if self.kind.data == NormKind.RMS else 7
-        return per_element * _ty(self.input).local_numel()
+        return per_element * tensor_type(self.input).local_numel()

@@ -148,7 +148,7 @@ def _changed_dims(src: DistributedTensorType, dst: DistributedTensorType) -> lis
     return [i for i, (a, b) in enumerate(zip(src.splits, dst.splits)) if a != b]
 
 
-def _same_tensor(what: str, src: DistributedTensorType, dst: DistributedTensorType) -> None:
+def check_same_tensor(what: str, src: DistributedTensorType, dst: DistributedTensorType) -> None:
     if src.shape != dst.shape or src.element_type != dst.element_type:
         raise VerifyException(
             f"{what}: the result must be the same global tensor as the input "
@@ -195,7 +195,7 @@ def _check_scattered(what: str, src, dst, axes: tuple[str, ...]) -> None:
 
 
 def check_all_gather(what: str, src, dst, axes: tuple[str, ...]) -> None:
-    _same_tensor(what, src, dst)
+    check_same_tensor(what, src, dst)
     if overlap := set(axes) & src.partial_axes:
         raise VerifyException(
             f"{what}: the input is a partial sum over [{_axes_str(sorted(overlap))}]; "
@@ -207,13 +207,13 @@ def check_all_gather(what: str, src, dst, axes: tuple[str, ...]) -> None:
 
 
 def check_reduce_scatter(what: str, src, dst, axes: tuple[str, ...]) -> None:
-    _same_tensor(what, src, dst)
+    check_same_tensor(what, src, dst)
     _require_reduced(what, src, dst, axes)
     _check_scattered(what, src, dst, axes)
 
 
 def check_all_reduce(what: str, src, dst, axes: tuple[str, ...]) -> None:
-    _same_tensor(what, src, dst)
+    check_same_tensor(what, src, dst)
     _require_reduced(what, src, dst, axes)
     if src.splits != dst.splits:
         raise VerifyException(f"{what}: all_reduce must keep every dim's split")
@@ -234,7 +234,7 @@ def _require_reduced(what: str, src, dst, axes: tuple[str, ...]) -> None:
 
 
 def check_all_to_all(what: str, src, dst, axes: tuple[str, ...]) -> None:
-    _same_tensor(what, src, dst)
+    check_same_tensor(what, src, dst)
     if dst.partial_axes != src.partial_axes:
         raise VerifyException(f"{what}: all_to_all must keep the partial-sum axes")
     changed = _changed_dims(src, dst)
@@ -249,7 +249,7 @@ def check_all_to_all(what: str, src, dst, axes: tuple[str, ...]) -> None:
 
 
 def check_same_layout(what: str, src, dst) -> None:
-    _same_tensor(what, src, dst)
+    check_same_tensor(what, src, dst)
     if src.dims != dst.dims or src.partial_axes != dst.partial_axes:
         raise VerifyException(
             f"{what}: the result must have the input's distribution "

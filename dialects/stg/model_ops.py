@@ -18,7 +18,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from stagec.dialects.stg.attributes import DistributedTensorType, ExprAttr, TensorType
-from stagec.dialects.stg.compute import ComputeOp, _check_dims, _ty
+from stagec.dialects.stg.compute import ComputeOp, DataMovementOp, check_dims, tensor_type
 from stagec.dialects.stg.distribution import check_result, require_no_partial, require_unsplit
 from stagec.dialects.stg.syntax import parse_expr
 from stagec.dialects.symbolic import Expr
@@ -96,7 +96,7 @@ class AttentionOp(ComputeOp):
 
     def verify_(self) -> None:
         what = "attention"
-        q, k, v = (_ty(x) for x in (self.query, self.key, self.value))
+        q, k, v = (tensor_type(x) for x in (self.query, self.key, self.value))
         for role, t in (("query", q), ("key", k), ("value", v)):
             if t.rank != 4:
                 raise VerifyException(f"{what}: {role} must be [batch, seq, heads, head_dim], not {t.layout_str()}")
@@ -122,14 +122,14 @@ class AttentionOp(ComputeOp):
         for role, t in (("query", q), ("key", k), ("value", v)):
             require_unsplit(what, t, 3, f"the {role} head_dim is contracted or kept whole")
         check_result(
-            what, _ty(self.result), (q.shape[0], q.shape[1], q.shape[2], v.shape[3]), (*q.splits[:3], ()), ()
+            what, tensor_type(self.result), (q.shape[0], q.shape[1], q.shape[2], v.shape[3]), (*q.splits[:3], ()), ()
         )
 
     def flops(self) -> Expr:
         # Q K^T and P V: 2*s*t*(d + e) per (batch, head); causal masking skips half.
-        q, v = _ty(self.query), _ty(self.value)
+        q, v = tensor_type(self.query), tensor_type(self.value)
         b, s, n, d = q.local_shape()
-        t, e = _ty(self.key).local_shape()[1], v.local_shape()[3]
+        t, e = tensor_type(self.key).local_shape()[1], v.local_shape()[3]
         full = 2 * b * n * s * t * (d + e)
         return full / 2 if self.causal is not None else full
 
@@ -143,7 +143,7 @@ def _require_integer(what: str, ty: DistributedTensorType, role: str) -> None:
 
 
 @irdl_op_definition
-class EmbeddingOp(ComputeOp):
+class EmbeddingOp(DataMovementOp):
     """Looks up rows of a [vocab, hidden] table. A vocab split over axes leaves a partial
     sum over them (Megatron's vocab-parallel embedding: each rank fills its own rows)."""
 
@@ -160,7 +160,7 @@ class EmbeddingOp(ComputeOp):
 
     def verify_(self) -> None:
         what = "embedding"
-        table, ids = _ty(self.table), _ty(self.indices)
+        table, ids = tensor_type(self.table), tensor_type(self.indices)
         if table.rank != 2:
             raise VerifyException(f"{what}: the table must be [vocab, hidden], not {table.layout_str()}")
         _require_integer(what, ids, "indices")
@@ -173,14 +173,11 @@ class EmbeddingOp(ComputeOp):
             )
         check_result(
             what,
-            _ty(self.result),
+            tensor_type(self.result),
             (*ids.shape, table.shape[1]),
             (*ids.splits, table.splits[1]),
             table.splits[0],
         )
-
-    def flops(self) -> Expr:
-        return Expr.const(0)
 
 
 @irdl_op_definition
@@ -203,7 +200,7 @@ class CrossEntropyOp(ComputeOp):
 
     def verify_(self) -> None:
         what = "cross_entropy"
-        logits, labels = _ty(self.logits), _ty(self.labels)
+        logits, labels = tensor_type(self.logits), tensor_type(self.labels)
         _require_integer(what, labels, "labels")
         require_no_partial(what, logits, "logits")
         if logits.rank < 1:
@@ -215,11 +212,11 @@ class CrossEntropyOp(ComputeOp):
                 f"{logits.layout_str()}"
             )
         partial = {a for s in labels.splits for a in s}
-        check_result(what, _ty(self.result), (), (), partial)
+        check_result(what, tensor_type(self.result), (), (), partial)
 
     def flops(self) -> Expr:
         # max, subtract, exp, sum per logit; log and gather per token
-        return 4 * _ty(self.logits).local_numel() + 2 * _ty(self.labels).local_numel()
+        return 4 * tensor_type(self.logits).local_numel() + 2 * tensor_type(self.labels).local_numel()
 
 
 @irdl_op_definition
@@ -242,9 +239,9 @@ class SsmScanOp(ComputeOp):
 
     def verify_(self) -> None:
         what = "ssm_scan"
-        decay, x = _ty(self.decay), _ty(self.input)
+        decay, x = tensor_type(self.decay), tensor_type(self.input)
         d = self.dim.value.data
-        _check_dims(what, [d], x.rank)
+        check_dims(what, [d], x.rank)
         if decay.shape != x.shape or decay.splits != x.splits:
             raise VerifyException(
                 f"{what}: decay {decay.layout_str()} and input {x.layout_str()} must have one layout"
@@ -252,10 +249,10 @@ class SsmScanOp(ComputeOp):
         for role, t in (("decay", decay), ("input", x)):
             require_no_partial(what, t, role)
         require_unsplit(what, x, d, "the recurrence runs along it")
-        check_result(what, _ty(self.result), x.shape, x.splits, ())
+        check_result(what, tensor_type(self.result), x.shape, x.splits, ())
 
     def flops(self) -> Expr:
-        return 2 * _ty(self.input).local_numel()
+        return 2 * tensor_type(self.input).local_numel()
 
 
 def _token_dims(what: str, tokens: TensorType, scores: TensorType, experts: TensorType) -> None:
@@ -299,7 +296,7 @@ class _MoeOp(ComputeOp):
 
 
 @irdl_op_definition
-class MoeDispatchOp(_MoeOp):
+class MoeDispatchOp(_MoeOp, DataMovementOp):
     """Routes each token to its top-k experts' capacity buffers:
     tokens [T, H], scores [T, E] -> [E, C, H] (C = the capacity per expert)."""
 
@@ -317,14 +314,11 @@ class MoeDispatchOp(_MoeOp):
         super().__init__(operands=[tokens, scores], result_types=[result_type], properties={"top_k": IntegerAttr(top_k, i64)})
 
     def verify_(self) -> None:
-        out = _ty(self.result)
-        _token_dims("moe_dispatch", _ty(self.tokens), _ty(self.scores), out)
-        require_no_partial("moe_dispatch", _ty(self.tokens), "tokens")
+        out = tensor_type(self.result)
+        _token_dims("moe_dispatch", tensor_type(self.tokens), tensor_type(self.scores), out)
+        require_no_partial("moe_dispatch", tensor_type(self.tokens), "tokens")
         self._check_top_k(out.shape[0])
         require_no_partial("moe_dispatch", out, "result")
-
-    def flops(self) -> Expr:
-        return Expr.const(0)
 
 
 @irdl_op_definition
@@ -346,15 +340,15 @@ class MoeCombineOp(_MoeOp):
         super().__init__(operands=[experts, scores], result_types=[result_type], properties={"top_k": IntegerAttr(top_k, i64)})
 
     def verify_(self) -> None:
-        out, experts = _ty(self.result), _ty(self.experts)
-        _token_dims("moe_combine", out, _ty(self.scores), experts)
+        out, experts = tensor_type(self.result), tensor_type(self.experts)
+        _token_dims("moe_combine", out, tensor_type(self.scores), experts)
         self._check_top_k(experts.shape[0])
         if out.partial_axes != experts.partial_axes:
             raise VerifyException("moe_combine: the result is a partial sum exactly where the expert outputs are")
 
     def flops(self) -> Expr:
         # a multiply-add per hidden element for each of a token's k experts
-        return 2 * self.top_k.value.data * _ty(self.result).local_numel()
+        return 2 * self.top_k.value.data * tensor_type(self.result).local_numel()
 
 
 @irdl_op_definition

@@ -10,7 +10,7 @@ from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, var
 from xdsl.utils.exceptions import VerifyException
 
 from stagec.dialects.stg.attributes import TensorType
-from stagec.dialects.stg.compute import ComputeOp, _check_dims, _dims_prop, _ty
+from stagec.dialects.stg.compute import DataMovementOp, check_dims, dims_property, tensor_type
 from stagec.dialects.stg.distribution import check_result
 from stagec.dialects.symbolic import Expr, sum_exprs
 
@@ -45,7 +45,7 @@ def _groups(src: tuple[Expr, ...], dst: tuple[Expr, ...]) -> list[tuple[range, r
 
 
 @irdl_op_definition
-class ReshapeOp(ComputeOp):
+class ReshapeOp(DataMovementOp):
     """Reinterprets the global shape (same elements, same order).
 
     Dims regroup into runs with equal products (B, S, H -> B, S, heads, head_dim); in
@@ -65,7 +65,7 @@ class ReshapeOp(ComputeOp):
 
     def verify_(self) -> None:
         what = "reshape"
-        src, dst = _ty(self.input), _ty(self.result)
+        src, dst = tensor_type(self.input), tensor_type(self.result)
         if src.global_numel() != dst.global_numel():
             raise VerifyException(
                 f"{what}: {src.layout_str()} has {src.global_numel()} elements but "
@@ -90,15 +90,12 @@ class ReshapeOp(ComputeOp):
                 splits[b[0]] = src.splits[a[0]]
         check_result(what, dst, dst.shape, splits, src.partial_axes)
 
-    def flops(self) -> Expr:
-        return Expr.const(0)
-
     def bytes_moved(self) -> Expr:
         return Expr.const(0)
 
 
 @irdl_op_definition
-class TransposeOp(ComputeOp):
+class TransposeOp(DataMovementOp):
     """Permutes dims: result dim i is input dim perm[i]."""
 
     name = "stg.transpose"
@@ -110,23 +107,20 @@ class TransposeOp(ComputeOp):
     assembly_format = "$input `perm` $perm attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input, perm: list[int], result_type: TensorType):
-        super().__init__(operands=[input], result_types=[result_type], properties={"perm": _dims_prop(perm)})
+        super().__init__(operands=[input], result_types=[result_type], properties={"perm": dims_property(perm)})
 
     def verify_(self) -> None:
-        src = _ty(self.input)
+        src = tensor_type(self.input)
         perm = [p.value.data for p in self.perm.data]
         if sorted(perm) != list(range(src.rank)):
             raise VerifyException(f"transpose: perm {perm} is not a permutation of {src.rank} dims")
         check_result(
-            "transpose", _ty(self.result), [src.shape[p] for p in perm], [src.splits[p] for p in perm], src.partial_axes
+            "transpose", tensor_type(self.result), [src.shape[p] for p in perm], [src.splits[p] for p in perm], src.partial_axes
         )
-
-    def flops(self) -> Expr:
-        return Expr.const(0)
 
 
 def _check_pieces(what: str, whole: TensorType, pieces: list[TensorType], dim: int) -> None:
-    _check_dims(what, [dim], whole.rank)
+    check_dims(what, [dim], whole.rank)
     if whole.splits[dim]:
         raise VerifyException(
             f"{what}: dim {dim} of {whole.layout_str()} must not be split; all_gather it first"
@@ -147,7 +141,7 @@ def _check_pieces(what: str, whole: TensorType, pieces: list[TensorType], dim: i
 
 
 @irdl_op_definition
-class ConcatOp(ComputeOp):
+class ConcatOp(DataMovementOp):
     """Concatenates along a dim that no axis splits."""
 
     name = "stg.concat"
@@ -164,14 +158,11 @@ class ConcatOp(ComputeOp):
     def verify_(self) -> None:
         if not self.inputs:
             raise VerifyException("concat: needs at least one operand")
-        _check_pieces("concat", _ty(self.result), [_ty(v) for v in self.inputs], self.dim.value.data)
-
-    def flops(self) -> Expr:
-        return Expr.const(0)
+        _check_pieces("concat", tensor_type(self.result), [tensor_type(v) for v in self.inputs], self.dim.value.data)
 
 
 @irdl_op_definition
-class SplitOp(ComputeOp):
+class SplitOp(DataMovementOp):
     """Splits a dim that no axis splits into consecutive pieces (the results' sizes)."""
 
     name = "stg.split"
@@ -188,8 +179,5 @@ class SplitOp(ComputeOp):
     def verify_(self) -> None:
         if not self.outputs:
             raise VerifyException("split: needs at least one result")
-        _check_pieces("split", _ty(self.input), [_ty(v) for v in self.outputs], self.dim.value.data)
-
-    def flops(self) -> Expr:
-        return Expr.const(0)
+        _check_pieces("split", tensor_type(self.input), [tensor_type(v) for v in self.outputs], self.dim.value.data)
 

@@ -11,6 +11,18 @@ def _stg_annotate_costs() -> type[ModulePass]:
     return StgAnnotateCosts
 
 
+def _stg_autodiff() -> type[ModulePass]:
+    from stagec.passes.stg_autodiff import StgAutodiff
+
+    return StgAutodiff
+
+
+def _stg_instantiate() -> type[ModulePass]:
+    from stagec.passes.stg_instantiate import StgInstantiate
+
+    return StgInstantiate
+
+
 def _canonicalize() -> type[ModulePass]:
     from xdsl.transforms.canonicalize import CanonicalizePass
 
@@ -35,6 +47,8 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Every pass stagec-opt can run, by command-line name."""
     return {
         "stg-annotate-costs": _stg_annotate_costs,
+        "stg-autodiff": _stg_autodiff,
+        "stg-instantiate": _stg_instantiate,
         "canonicalize": _canonicalize,
         "cse": _cse,
         "dce": _dce,

@@ -54,8 +54,8 @@ from stagec.dialects.stg.model_ops import (
     OpaqueOp,
     SsmScanOp,
 )
-from stagec.dialects.stg.shape_ops import ConcatOp, ReshapeOp, SplitOp, TransposeOp
-from stagec.dialects.stg.state import InputOp, OptimizerStateOp, ParamOp
+from stagec.dialects.stg.shape_ops import ConcatOp, FillOp, ReshapeOp, SplitOp, TransposeOp
+from stagec.dialects.stg.state import AssignOp, InputOp, OptimizerStateOp, ParamOp
 from stagec.dialects.stg.structure import (
     MicroBatchOp,
     PhaseKind,
@@ -64,6 +64,7 @@ from stagec.dialects.stg.structure import (
     RepeatOp,
     YieldOp,
 )
+from stagec.dialects.stg.training import AdamOp, SgdOp, VjpOp
 
 STG = Dialect(
     "stg",
@@ -73,6 +74,7 @@ STG = Dialect(
         ParamOp,
         InputOp,
         OptimizerStateOp,
+        AssignOp,
         # compute
         EinsumOp,
         ElementwiseOp,
@@ -86,10 +88,15 @@ STG = Dialect(
         TransposeOp,
         ConcatOp,
         SplitOp,
+        FillOp,
         SsmScanOp,
         MoeDispatchOp,
         MoeCombineOp,
         OpaqueOp,
+        # training
+        VjpOp,
+        AdamOp,
+        SgdOp,
         # communication
         ReshardOp,
         AllGatherOp,
@@ -124,9 +131,11 @@ STG = Dialect(
 )
 
 __all__ = [
+    "AdamOp",
     "AllGatherOp",
     "AllReduceOp",
     "AllToAllOp",
+    "AssignOp",
     "AttentionOp",
     "BroadcastOp",
     "CollectiveOp",
@@ -143,6 +152,7 @@ __all__ = [
     "ElementwiseOp",
     "EmbeddingOp",
     "ExprAttr",
+    "FillOp",
     "HostTensorType",
     "InputOp",
     "MeshOp",
@@ -171,12 +181,14 @@ __all__ = [
     "ReshardOp",
     "STG",
     "SendOp",
+    "SgdOp",
     "SoftmaxOp",
     "SplitOp",
     "SsmScanOp",
     "TensorType",
     "TokenType",
     "TransposeOp",
+    "VjpOp",
     "WaitOp",
     "YieldOp",
     "element_bytes",

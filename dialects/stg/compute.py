@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC
 from enum import auto
 
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, I64, IntegerAttr, StringAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, Float64Type, FloatAttr, I64, IntegerAttr, StringAttr, f64, i64
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import SpacedOpaqueSyntaxAttribute
 from xdsl.irdl import (
@@ -199,10 +199,18 @@ class ElementwiseKind(StrEnum):
     SILU_GRAD = auto()
     SIGMOID_GRAD = auto()
     TANH_GRAD = auto()
+    SOFTPLUS = auto()
+    SOFTPLUS_GRAD = auto()
 
 
 E = ElementwiseKind
 
+# Semantics the interpreter and stg-autodiff share:
+#  - scale: x * c, with c the op's `by` scalar (required for scale, absent otherwise);
+#  - rotary(x, theta): x * cos(theta) + rotate_half(x) * sin(theta) over the last dim
+#    (rotate_half(x) = cat(-x2, x1) of its halves, Hugging Face's convention); theta
+#    broadcasts to x, e.g. [S, 1, D] against [B, S, N, D];
+#  - k_grad(dy, x) = dy * k'(x), x being the forward input (gelu: the tanh form).
 # FLOPs per output element. Transcendentals count 1 (one SFU instruction); gelu is the
 # tanh approximation (~8 ops), silu = x * sigmoid(x) (~4); rotary = 2 mul + 1 add per
 # element of the rotated pair; *_grad multiply the upstream gradient by the derivative.
@@ -211,12 +219,12 @@ ELEMENTWISE_FLOPS: dict[ElementwiseKind, int] = {
     E.CAST: 0, E.COPY: 0, E.EXP: 1, E.LOG: 1, E.SQRT: 1, E.RSQRT: 1, E.SQUARE: 1,
     E.RECIPROCAL: 1, E.TANH: 1, E.SIGMOID: 3, E.RELU: 1, E.GELU: 8, E.SILU: 4,
     E.DROPOUT: 2, E.ROTARY: 3, E.RELU_GRAD: 2, E.GELU_GRAD: 12, E.SILU_GRAD: 7,
-    E.SIGMOID_GRAD: 3, E.TANH_GRAD: 3,
+    E.SIGMOID_GRAD: 3, E.TANH_GRAD: 3, E.SOFTPLUS: 3, E.SOFTPLUS_GRAD: 4,
 }
 ARITY: dict[ElementwiseKind, int] = {
     k: 2
     for k in (E.ADD, E.SUB, E.MUL, E.DIV, E.MAX, E.MIN, E.ROTARY)
-    + (E.RELU_GRAD, E.GELU_GRAD, E.SILU_GRAD, E.SIGMOID_GRAD, E.TANH_GRAD)
+    + (E.RELU_GRAD, E.GELU_GRAD, E.SILU_GRAD, E.SIGMOID_GRAD, E.TANH_GRAD, E.SOFTPLUS_GRAD)
 }
 # How partial sums pass through: sums of partial sums are partial sums, and so are
 # products with one partial factor; nothing else is linear.
@@ -232,26 +240,39 @@ class ElementwiseKindAttr(EnumAttribute[ElementwiseKind], SpacedOpaqueSyntaxAttr
 
 @irdl_op_definition
 class ElementwiseOp(ComputeOp):
-    """An elementwise op, numpy-broadcasting trailing dims: `stg.elementwise gelu %h`."""
+    """An elementwise op, numpy-broadcasting trailing dims: `stg.elementwise gelu %h`,
+    `stg.elementwise scale %x by 0.125`."""
 
     name = "stg.elementwise"
 
     kind = prop_def(ElementwiseKindAttr)
+    scalar = opt_prop_def(FloatAttr[Float64Type])
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)
 
-    assembly_format = "$kind $inputs attr-dict `:` type($inputs) `->` type($result)"
+    assembly_format = "$kind $inputs (`by` $scalar^)? attr-dict `:` type($inputs) `->` type($result)"
 
-    def __init__(self, kind: ElementwiseKind, inputs, result_type: TensorType):
+    def __init__(self, kind: ElementwiseKind, inputs, result_type: TensorType, scalar: float | None = None):
         super().__init__(
             operands=[inputs],
             result_types=[result_type],
-            properties={"kind": ElementwiseKindAttr(kind)},
+            properties={
+                "kind": ElementwiseKindAttr(kind),
+                **({"scalar": FloatAttr(scalar, f64)} if scalar is not None else {}),
+            },
         )
+
+    @property
+    def scalar_value(self) -> float | None:
+        return self.scalar.value.data if self.scalar is not None else None
 
     def verify_(self) -> None:
         kind = self.kind.data
         what = f"elementwise {kind}"
+        if (kind == E.SCALE) != (self.scalar is not None):
+            raise VerifyException(
+                f"{what}: " + ("needs its factor: `scale %x by 0.5`" if kind == E.SCALE else "takes no `by` scalar")
+            )
         types = [tensor_type(v) for v in self.inputs]
         if len(types) != ARITY.get(kind, 1):
             raise VerifyException(f"{what} takes {ARITY.get(kind, 1)} operands, not {len(types)}")

@@ -29,6 +29,11 @@ class CostInterface(ABC):
         """Bytes one rank moves: memory read + written for compute ops; for
         communication ops Chakra's `comm_size` (the local input buffer)."""
 
+    def backward_flops(self) -> Expr:
+        """FLOPs of this op's gradient (a stg.vjp of it): twice the forward, as for a
+        matmul's two gradient products, unless the op knows better."""
+        return 2 * self.flops()
+
 
 def tensor_of(ty: Attribute) -> DistributedTensorType | None:
     if isinstance(ty, TokenType):

@@ -133,6 +133,11 @@ class AttentionOp(ComputeOp):
         full = 2 * b * n * s * t * (d + e)
         return full / 2 if self.causal is not None else full
 
+    def backward_flops(self) -> Expr:
+        # Flash-attention's backward: dV, dP, dQ, dK plus recomputing Q K^T, five
+        # products to the forward's two.
+        return self.flops() * 5 / 2
+
 
 # -- embedding and loss ------------------------------------------------------------------
 
@@ -178,6 +183,10 @@ class EmbeddingOp(DataMovementOp):
             (*ids.splits, table.splits[1]),
             table.splits[0],
         )
+
+    def backward_flops(self) -> Expr:
+        # the table gradient scatter-adds one hidden row per token
+        return tensor_type(self.result).local_numel()
 
 
 @irdl_op_definition
@@ -298,7 +307,12 @@ class _MoeOp(ComputeOp):
 @irdl_op_definition
 class MoeDispatchOp(_MoeOp, DataMovementOp):
     """Routes each token to its top-k experts' capacity buffers:
-    tokens [T, H], scores [T, E] -> [E, C, H] (C = the capacity per expert)."""
+    tokens [T, H], scores [T, E] -> [E, C, H] (C = the capacity per expert).
+
+    Routing (shared with moe_combine): token t goes to the k experts of highest score
+    (torch.topk order, ties to the lower index); its slot in expert e's buffer is the
+    number of earlier tokens routed to e, and a token past slot C-1 is dropped there
+    (GShard's capacity). Unused slots are zero."""
 
     name = "stg.moe_dispatch"
 
@@ -324,20 +338,29 @@ class MoeDispatchOp(_MoeOp, DataMovementOp):
 @irdl_op_definition
 class MoeCombineOp(_MoeOp):
     """Sums each token's top-k expert outputs weighted by its router scores:
-    buffers [E, C, H], scores [T, E] -> [T, H]."""
+    buffers [E, C, H], scores [T, E] -> [T, H], routed as moe_dispatch routes. The
+    weight of expert e for token t is scores[t, e], or with `normalize` scores[t, e]
+    over the sum of t's top-k scores (Mixtral; HF's norm_topk_prob). Dropped tokens
+    get nothing from that expert."""
 
     name = "stg.moe_combine"
 
     experts = operand_def(TensorType)
     scores = operand_def(TensorType)
+    normalize = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
 
     assembly_format = (
-        "$experts `,` $scores `top_k` $top_k attr-dict `:` type($experts) `,` type($scores) `->` type($result)"
+        "$experts `,` $scores `top_k` $top_k (`normalize` $normalize^)? attr-dict"
+        " `:` type($experts) `,` type($scores) `->` type($result)"
     )
 
-    def __init__(self, experts, scores, top_k: int, result_type: TensorType):
-        super().__init__(operands=[experts, scores], result_types=[result_type], properties={"top_k": IntegerAttr(top_k, i64)})
+    def __init__(self, experts, scores, top_k: int, result_type: TensorType, normalize: bool = False):
+        super().__init__(
+            operands=[experts, scores],
+            result_types=[result_type],
+            properties={"top_k": IntegerAttr(top_k, i64), **({"normalize": UnitAttr()} if normalize else {})},
+        )
 
     def verify_(self) -> None:
         out, experts = tensor_type(self.result), tensor_type(self.experts)

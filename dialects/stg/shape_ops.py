@@ -1,11 +1,11 @@
-"""Shape ops of the stg dialect: reshape, transpose, concat, split.
+"""Shape ops of the stg dialect: reshape, transpose, concat, split, and fill.
 
 They move no arithmetic; their cost is the bytes they copy (a reshape is a view).
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import ArrayAttr, I64, IntegerAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, Float64Type, FloatAttr, I64, IntegerAttr, f64, i64
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, var_operand_def, var_result_def
 from xdsl.utils.exceptions import VerifyException
 
@@ -181,3 +181,25 @@ class SplitOp(DataMovementOp):
             raise VerifyException("split: needs at least one result")
         _check_pieces("split", tensor_type(self.input), [tensor_type(v) for v in self.outputs], self.dim.value.data)
 
+
+
+@irdl_op_definition
+class FillOp(DataMovementOp):
+    """A tensor of one value: `%z = stg.fill 0.0 : T` (zeroed gradient buffers)."""
+
+    name = "stg.fill"
+
+    value = prop_def(FloatAttr[Float64Type])
+    result = result_def(TensorType)
+
+    assembly_format = "$value attr-dict `:` type($result)"
+
+    def __init__(self, value: float, result_type: TensorType):
+        super().__init__(result_types=[result_type], properties={"value": FloatAttr(value, f64)})
+
+    def verify_(self) -> None:
+        if tensor_type(self.result).partial_axes:
+            raise VerifyException("fill: the result cannot be a partial sum")
+
+    def bytes_moved(self) -> Expr:
+        return tensor_type(self.result).local_bytes()

@@ -2,13 +2,22 @@
 
 A state op inside a stg.repeat body names one tensor per iteration (each of the 80
 layers has its own `mlp.w1`), so its count multiplies by the repeat count.
+
+State is named storage, not SSA: reads carry a memory-read effect and `stg.assign`
+a write, so CSE never merges a read across a write. Per-parameter states a training
+step keeps (stg-autodiff's conventions):
+
+    "grad" of W        the gradient (fp32 under mixed precision), summed over micro-batches
+    "master" of W      the fp32 master weight (mixed precision only)
+    "exp_avg"/"exp_avg_sq"/"step" of W     Adam's moments and step count
+    "momentum" of W    SGD's momentum buffer
 """
 
 from __future__ import annotations
 
 from xdsl.dialects.builtin import StringAttr
-from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, result_def, traits_def
-from xdsl.traits import Pure
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, traits_def
+from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 from xdsl.utils.exceptions import VerifyException
 
 from stagec.dialects.stg.attributes import TensorType
@@ -21,7 +30,7 @@ class StateOp(IRDLOperation):
     tensor_name = prop_def(StringAttr, prop_name="name")
     result = result_def(TensorType)
 
-    traits = traits_def(Pure(), MeshAxesDeclared())
+    traits = traits_def(MemoryReadEffect(), MeshAxesDeclared())
 
     def __init__(self, name: str, result_type: TensorType, **extra):
         super().__init__(
@@ -72,3 +81,40 @@ class OptimizerStateOp(StateOp):
         super().verify_()
         if not self.param.data:
             raise VerifyException("'stg.optimizer_state' must name its parameter")
+
+
+@irdl_op_definition
+class AssignOp(IRDLOperation):
+    """Writes a named state: `stg.assign %w2 to "w" : T` (a parameter) or
+    `stg.assign %m to "exp_avg" of "w" : T` (a per-parameter state). Later reads of
+    the name, in this step or the next, see the value."""
+
+    name = "stg.assign"
+
+    value = operand_def(TensorType)
+    state_name = prop_def(StringAttr, prop_name="name")
+    param = opt_prop_def(StringAttr)
+
+    traits = traits_def(MemoryWriteEffect(), MeshAxesDeclared())
+    assembly_format = "$value `to` $name (`of` $param^)? attr-dict `:` type($value)"
+
+    def __init__(self, value, name: str, param: str | None = None):
+        super().__init__(
+            operands=[value],
+            properties={"name": StringAttr(name), **({"param": StringAttr(param)} if param is not None else {})},
+        )
+
+    @property
+    def key(self) -> tuple[str, str | None]:
+        """(state name, parameter) as the matching read names it: ("w", None) for a
+        parameter, ("exp_avg", "w") for one of its states."""
+        return self.state_name.data, self.param.data if self.param is not None else None
+
+    def verify_(self) -> None:
+        if not self.state_name.data or (self.param is not None and not self.param.data):
+            raise VerifyException("'stg.assign' needs a non-empty state name")
+        if self.value.type.partial_axes:
+            raise VerifyException(
+                f"'stg.assign' to \"{self.state_name.data}\": a stored state cannot be a partial sum "
+                f"({self.value.type.layout_str()}); reduce it first"
+            )

@@ -58,16 +58,22 @@ def unstacked(ty: DistributedTensorType) -> TensorType:
     return TensorType(ty.dims.data[1:], ty.element_type, ty.partial_axes)
 
 
+def _vjp_op():
+    from stagec.dialects.stg.training import VjpOp
+
+    return VjpOp
+
+
 @irdl_op_definition
 class YieldOp(IRDLOperation):
-    """Ends a stg.repeat, stg.microbatch or stg.phase body with its values."""
+    """Ends a stg.repeat, stg.microbatch, stg.phase or stg.vjp body with its values."""
 
     name = "stg.yield"
 
     values = var_operand_def()
 
     assembly_format = "($values^ `:` type($values))? attr-dict"
-    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(RepeatOp, MicroBatchOp, PhaseOp)))
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(RepeatOp, MicroBatchOp, PhaseOp, _vjp_op())))
 
     def __init__(self, *values: SSAValue):
         super().__init__(operands=[values])

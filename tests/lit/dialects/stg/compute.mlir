@@ -35,7 +35,7 @@ func.func @elementwise(%a: !stg.tensor<[B/dp, S, H/tp], bf16>, %b: !stg.tensor<[
   %g4 = stg.elementwise sigmoid_grad %a, %b : !stg.tensor<[B/dp, S, H/tp], bf16>, !stg.tensor<[B/dp, S, H/tp], bf16> -> !stg.tensor<[B/dp, S, H/tp], bf16>
   %g5 = stg.elementwise tanh_grad %a, %b : !stg.tensor<[B/dp, S, H/tp], bf16>, !stg.tensor<[B/dp, S, H/tp], bf16> -> !stg.tensor<[B/dp, S, H/tp], bf16>
   %neg = stg.elementwise neg %a : !stg.tensor<[B/dp, S, H/tp], bf16> -> !stg.tensor<[B/dp, S, H/tp], bf16>
-  %scale = stg.elementwise scale %a : !stg.tensor<[B/dp, S, H/tp], bf16> -> !stg.tensor<[B/dp, S, H/tp], bf16>
+  %scale = stg.elementwise scale %a by 5.000000e-01 : !stg.tensor<[B/dp, S, H/tp], bf16> -> !stg.tensor<[B/dp, S, H/tp], bf16>
   %cast = stg.elementwise cast %a : !stg.tensor<[B/dp, S, H/tp], bf16> -> !stg.tensor<[B/dp, S, H/tp], f32>
   %copy = stg.elementwise copy %a : !stg.tensor<[B/dp, S, H/tp], bf16> -> !stg.tensor<[B/dp, S, H/tp], bf16>
   %exp = stg.elementwise exp %a : !stg.tensor<[B/dp, S, H/tp], bf16> -> !stg.tensor<[B/dp, S, H/tp], bf16>
@@ -139,7 +139,7 @@ func.func @cross_entropy(%logits: !stg.tensor<[B/dp, S/sp, V], bf16>, %labels: !
 // CHECK-NEXT:     %g4 = stg.elementwise sigmoid_grad %a, %b : !stg.tensor<[B/dp, S, H/tp], bf16>, !stg.tensor<[B/dp, S, H/tp], bf16> -> !stg.tensor<[B/dp, S, H/tp], bf16>
 // CHECK-NEXT:     %g5 = stg.elementwise tanh_grad %a, %b : !stg.tensor<[B/dp, S, H/tp], bf16>, !stg.tensor<[B/dp, S, H/tp], bf16> -> !stg.tensor<[B/dp, S, H/tp], bf16>
 // CHECK-NEXT:     %neg = stg.elementwise neg %a : !stg.tensor<[B/dp, S, H/tp], bf16> -> !stg.tensor<[B/dp, S, H/tp], bf16>
-// CHECK-NEXT:     %scale = stg.elementwise scale %a : !stg.tensor<[B/dp, S, H/tp], bf16> -> !stg.tensor<[B/dp, S, H/tp], bf16>
+// CHECK-NEXT:     %scale = stg.elementwise scale %a by 5.000000e-01 : !stg.tensor<[B/dp, S, H/tp], bf16> -> !stg.tensor<[B/dp, S, H/tp], bf16>
 // CHECK-NEXT:     %cast = stg.elementwise cast %a : !stg.tensor<[B/dp, S, H/tp], bf16> -> !stg.tensor<[B/dp, S, H/tp], f32>
 // CHECK-NEXT:     %copy = stg.elementwise copy %a : !stg.tensor<[B/dp, S, H/tp], bf16> -> !stg.tensor<[B/dp, S, H/tp], bf16>
 // CHECK-NEXT:     %exp = stg.elementwise exp %a : !stg.tensor<[B/dp, S, H/tp], bf16> -> !stg.tensor<[B/dp, S, H/tp], bf16>
@@ -225,7 +225,7 @@ func.func @cross_entropy(%logits: !stg.tensor<[B/dp, S/sp, V], bf16>, %labels: !
 // GENERIC-NEXT:     %g4 = "stg.elementwise"(%a, %b) <{kind = #stg<elementwise_kind sigmoid_grad>}> : (!stg.tensor<[B/dp, S, H/tp], bf16>, !stg.tensor<[B/dp, S, H/tp], bf16>) -> !stg.tensor<[B/dp, S, H/tp], bf16>
 // GENERIC-NEXT:     %g5 = "stg.elementwise"(%a, %b) <{kind = #stg<elementwise_kind tanh_grad>}> : (!stg.tensor<[B/dp, S, H/tp], bf16>, !stg.tensor<[B/dp, S, H/tp], bf16>) -> !stg.tensor<[B/dp, S, H/tp], bf16>
 // GENERIC-NEXT:     %neg = "stg.elementwise"(%a) <{kind = #stg<elementwise_kind neg>}> : (!stg.tensor<[B/dp, S, H/tp], bf16>) -> !stg.tensor<[B/dp, S, H/tp], bf16>
-// GENERIC-NEXT:     %scale = "stg.elementwise"(%a) <{kind = #stg<elementwise_kind scale>}> : (!stg.tensor<[B/dp, S, H/tp], bf16>) -> !stg.tensor<[B/dp, S, H/tp], bf16>
+// GENERIC-NEXT:     %scale = "stg.elementwise"(%a) <{kind = #stg<elementwise_kind scale>, scalar = 5.000000e-01 : f64}> : (!stg.tensor<[B/dp, S, H/tp], bf16>) -> !stg.tensor<[B/dp, S, H/tp], bf16>
 // GENERIC-NEXT:     %cast = "stg.elementwise"(%a) <{kind = #stg<elementwise_kind cast>}> : (!stg.tensor<[B/dp, S, H/tp], bf16>) -> !stg.tensor<[B/dp, S, H/tp], f32>
 // GENERIC-NEXT:     %copy = "stg.elementwise"(%a) <{kind = #stg<elementwise_kind copy>}> : (!stg.tensor<[B/dp, S, H/tp], bf16>) -> !stg.tensor<[B/dp, S, H/tp], bf16>
 // GENERIC-NEXT:     %exp = "stg.elementwise"(%a) <{kind = #stg<elementwise_kind exp>}> : (!stg.tensor<[B/dp, S, H/tp], bf16>) -> !stg.tensor<[B/dp, S, H/tp], bf16>

@@ -159,7 +159,7 @@ func.func @f(%a: !stg.tensor<[B, H] @tp, f32>, %b: !stg.tensor<[B, H], f32>) {
 // The result is what the op produces: a linear kind keeps the partial sum ...
 stg.mesh @m [dp, tp, sp]
 func.func @f(%a: !stg.tensor<[B, H] @tp, f32>) {
-  %y = stg.elementwise scale %a : !stg.tensor<[B, H] @tp, f32> -> !stg.tensor<[B, H], f32>
+  %y = stg.elementwise scale %a by 2.0 : !stg.tensor<[B, H] @tp, f32> -> !stg.tensor<[B, H], f32>
   func.return
 }
 
@@ -705,3 +705,21 @@ func.func @f(%x: !stg.tensor<[B, H], bf16>) {
 }
 
 // CHECK: elementwise gelu: operands have different element types (bf16, f32); insert an elementwise cast
+
+// -----
+
+func.func @scale_without_factor(%a: !stg.tensor<[B, H], f32>) {
+  // expected-error @+1 {{elementwise scale: needs its factor: `scale %x by 0.5`}}
+  %y = stg.elementwise scale %a : !stg.tensor<[B, H], f32> -> !stg.tensor<[B, H], f32>
+  func.return
+}
+// CHECK: elementwise scale: needs its factor: `scale %x by 0.5`
+
+// -----
+
+func.func @factor_on_other_kind(%a: !stg.tensor<[B, H], f32>) {
+  // expected-error @+1 {{elementwise exp: takes no `by` scalar}}
+  %y = stg.elementwise exp %a by 2.0 : !stg.tensor<[B, H], f32> -> !stg.tensor<[B, H], f32>
+  func.return
+}
+// CHECK: elementwise exp: takes no `by` scalar

@@ -1,0 +1,1 @@
+"""Analyses shared by passes and tools: liveness, memory timelines, accounting."""

@@ -1,0 +1,1 @@
+"""The reference interpreter: runs stg programs numerically with torch on the CPU."""

@@ -9,6 +9,8 @@ from xdsl.passes import ModulePass
 
 @dataclass(frozen=True)
 class StgAutodiff(ModulePass):
+    """Differentiates @forward into a training step: forward, backward and optimizer phases."""
+
     name = "stg-autodiff"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

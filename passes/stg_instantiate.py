@@ -9,6 +9,8 @@ from xdsl.passes import ModulePass
 
 @dataclass(frozen=True)
 class StgInstantiate(ModulePass):
+    """Binds symbols to integers: stg-instantiate{B=8,S=4096}."""
+
     name = "stg-instantiate"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -14,4 +14,4 @@
 // PLAIN-NOT:  stg.flops
 // PLAIN:      stg.all_reduce
 
-// ERR: stagec: error: unknown pass 'stg-anotate-costs'; did you mean 'stg-annotate-costs'?
+// ERR: stagec: error: unknown pass 'stg-anotate-costs'; did you mean 'stg-annotate-costs'

@@ -174,12 +174,9 @@ def _float_prop(value: float) -> FloatAttr:
 
 
 class _OptimizerOp(IRDLOperation, CostInterface):
-    """One parameter's update; every tensor operand has the parameter's layout."""
-
-    param = operand_def(TensorType)
-    grad = operand_def(TensorType)
-    lr = prop_def(FloatAttr[Float64Type])
-    weight_decay = prop_def(FloatAttr[Float64Type])
+    """One parameter's update; every tensor operand has the parameter's layout.
+    Subclasses declare their operands (parameter and gradient first: IRDL orders
+    operands by declaration) and the `lr` and `weight_decay` properties."""
 
     traits = traits_def(Pure(), MeshAxesDeclared())
     FLOPS_PER_ELEMENT: ClassVar[int]
@@ -214,9 +211,13 @@ class AdamOp(_OptimizerOp):
 
     name = "stg.adam"
 
+    param = operand_def(TensorType)
+    grad = operand_def(TensorType)
     exp_avg = operand_def(TensorType)
     exp_avg_sq = operand_def(TensorType)
     step = operand_def(TensorType)
+    lr = prop_def(FloatAttr[Float64Type])
+    weight_decay = prop_def(FloatAttr[Float64Type])
     beta1 = prop_def(FloatAttr[Float64Type])
     beta2 = prop_def(FloatAttr[Float64Type])
     eps = prop_def(FloatAttr[Float64Type])
@@ -273,7 +274,11 @@ class SgdOp(_OptimizerOp):
 
     name = "stg.sgd"
 
+    param = operand_def(TensorType)
+    grad = operand_def(TensorType)
     momentum_buffer = opt_operand_def(TensorType)
+    lr = prop_def(FloatAttr[Float64Type])
+    weight_decay = prop_def(FloatAttr[Float64Type])
     momentum = opt_prop_def(FloatAttr[Float64Type])
     new_param = result_def(TensorType)
     new_momentum_buffer = opt_result_def(TensorType)

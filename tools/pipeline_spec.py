@@ -5,6 +5,12 @@ and every pass, target and option named is checked before xDSL builds anything, 
 that a mistake gets one message (a UsageError) naming the pass and option, where
 xDSL's own messages name neither.
 
+A pass whose class sets `binds_symbols = True` (stg-instantiate) binds the model's
+symbols, whose names no dataclass can list: every `symbol=integer` option that names
+none of its other fields goes into its `bindings` field. Its options may be written
+as MLIR does (`stg-instantiate{B=8 S=4096}`) or comma-separated
+(`stg-instantiate{B=8,S=4096}`).
+
 `build_pipeline` is the one entry point for tools that only need a pipeline (the
 `stagec` CLI); stagec-opt calls `check_pipeline` and `check_target` and lets
 xdsl-opt build the pipeline with its own between-passes callback.
@@ -14,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import get_type_hints
 
@@ -60,6 +67,7 @@ def check_pipeline(spec: str, *, mlir_syntax: bool, passes: PassRegistry) -> str
     """Check every pass and option of `spec` (as in build_pipeline) against `passes`;
     return the pipeline as xDSL's `-p` text, ready for PassPipeline.parse_spec."""
     text = xdsl_pass_pipeline(spec) if mlir_syntax else spec
+    text = _bindings_as_options(text, passes)
     try:
         specs = list(parse_pipeline(text))
     except ArgSpecParseError as error:
@@ -121,6 +129,42 @@ def xdsl_pass_pipeline(mlir_pipeline: str) -> str:
     )
 
 
+# A quoted string (skipped), or a pass name and its option braces with no quote inside.
+_OPTION_BRACES = re.compile(r'"(?:\\.|[^"\\])*"|([\w.-]+)\{([^{}"]*)\}')
+_OPTION_PAIR = re.compile(r"([A-Za-z_][\w-]*)=([^=]+)")
+_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _binds_symbols(configurable: type[ArgSpecConvertible]) -> bool:
+    return bool(getattr(configurable, "binds_symbols", False))
+
+
+def _bindings_as_options(pipeline: str, passes: PassRegistry) -> str:
+    """Rewrite the options of passes that bind symbols into xDSL's space-separated
+    form: `stg-instantiate{B=8,S=4096}` -> `stg-instantiate{B=8 S=4096}`. xDSL reads a
+    comma as the next value of a list option (B = 8, "S=4096"), which no binding is."""
+
+    def rewrite(match: re.Match[str]) -> str:
+        name, options = match.group(1), match.group(2)
+        if name is None or name not in passes or not _binds_symbols(passes[name]()):
+            return match.group(0)
+        pairs = [pair for pair in re.split(r"[\s,]+", options) if pair]
+        keys: set[str] = set()
+        for pair in pairs:
+            if (found := _OPTION_PAIR.fullmatch(pair)) is None:
+                raise UsageError(
+                    f"malformed option '{pair}' of pass '{name}': expected "
+                    f"symbol=integer pairs, as in '{name}{{B=8 S=4096}}' or "
+                    f"'{name}{{B=8,S=4096}}'"
+                )
+            if found.group(1) in keys:
+                raise UsageError(f"option '{found.group(1)}' of pass '{name}' is given twice")
+            keys.add(found.group(1))
+        return f"{name}{{{' '.join(pairs)}}}"
+
+    return _OPTION_BRACES.sub(rewrite, pipeline)
+
+
 def _without_spaces_between_passes(pipeline: str) -> tuple[str, list[int]]:
     """The pipeline without white space outside option braces and quotes (where MLIR
     allows it and xDSL does not), and the positions of its parentheses there."""
@@ -180,9 +224,15 @@ def check_options(
     spec = spec.normalize_parameter_names()
     fields = dataclasses.fields(configurable)
     known = [f.name for f in fields if f.init and f.name != "name"]
+    binds_symbols = _binds_symbols(configurable)
+    if binds_symbols:
+        known.remove("bindings")
     hints = get_type_hints(configurable)
     for option, values in spec.parameters.items():
         shown = option.replace("_", "-")
+        if option not in known and binds_symbols:
+            _check_binding(spec.name, option, values, known)
+            continue
         if option not in known:
             options = ", ".join(k.replace("_", "-") for k in known) or "none"
             raise UsageError(
@@ -205,3 +255,22 @@ def check_options(
         configurable.from_spec(spec)
     except ValueError as error:  # e.g. a required option left out
         raise UsageError(f"invalid options for {kind} '{spec.name}': {error}") from None
+
+
+def _check_binding(
+    pass_name: str, symbol: str, values: tuple[object, ...], options: Sequence[str]
+) -> None:
+    """An option of a pass that binds symbols that names none of its fields: it must
+    bind a symbol to an integer."""
+    if not _SYMBOL.fullmatch(symbol):
+        others = ", ".join(o.replace("_", "-") for o in options) or "none"
+        raise UsageError(
+            f"option '{symbol}' of pass '{pass_name}' is neither a symbol name "
+            f"nor one of its options ({others})"
+        )
+    if len(values) != 1 or type(values[0]) is not int:
+        given = ",".join(str(v).lower() if isinstance(v, bool) else str(v) for v in values)
+        raise UsageError(
+            f"option '{symbol}' of pass '{pass_name}' binds symbol {symbol} and "
+            f"expects an integer, got '{given}'"
+        )

@@ -22,7 +22,6 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import AnyFloat, ModuleOp, f32
 from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import DiagnosticException
 
 from stagec.dialects import stg
 from stagec.dialects.stg import ElementwiseKind as E
@@ -33,13 +32,10 @@ from stagec.dialects.symbolic import Expr
 from stagec.passes.autodiff.optimizer import OptimizerConfig, optimizer_block, param_groups
 from stagec.passes.autodiff.reverse import BlockReverser, GradientPolicy, activity, seal_phase
 from stagec.passes.autodiff.rules import AutodiffError
+from stagec.passes.diagnostics import PassError
 
 OPTIMIZERS = ("adamw", "adam", "sgd", "none")
 MASTER_WEIGHTS = ("auto", "true", "false")
-
-
-class AutodiffDiagnostic(DiagnosticException):
-    """A forward program stg-autodiff cannot differentiate."""
 
 
 def _append(block: Block, op):
@@ -75,38 +71,39 @@ class StgAutodiff(ModulePass):
         try:
             self._differentiate(forward)
         except AutodiffError as error:
-            where = f" ('{error.op.name}')" if error.op is not None else ""
-            raise AutodiffDiagnostic(f"stg-autodiff{where}: {error}") from None
+            where = f"'{error.op.name}': " if error.op is not None else ""
+            raise PassError(f"{where}{error}", error.op) from None
 
     # -- contract -----------------------------------------------------------------------
 
     def _forward_function(self, module: ModuleOp) -> func.FuncOp:
         if self.optimizer not in OPTIMIZERS:
-            raise AutodiffDiagnostic(f"stg-autodiff: optimizer={self.optimizer} is not one of {', '.join(OPTIMIZERS)}")
+            raise PassError(f"optimizer={self.optimizer} is not one of {', '.join(OPTIMIZERS)}")
         if self.master_weights not in MASTER_WEIGHTS:
-            raise AutodiffDiagnostic(f"stg-autodiff: master_weights={self.master_weights} is not one of auto, true, false")
+            raise PassError(f"master_weights={self.master_weights} is not one of auto, true, false")
         if self.micro_batches < 1:
-            raise AutodiffDiagnostic(f"stg-autodiff: micro_batches={self.micro_batches} must be at least 1")
+            raise PassError(f"micro_batches={self.micro_batches} must be at least 1")
         forward = next(
             (f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == "forward"), None
         )
         if forward is None:
-            raise AutodiffDiagnostic("stg-autodiff: the module has no func.func @forward to differentiate")
+            raise PassError("the module has no func.func @forward to differentiate")
         ret = forward.body.block.last_op
         if not isinstance(ret, func.ReturnOp) or len(ret.arguments) != 1:
-            raise AutodiffDiagnostic("stg-autodiff: @forward must return exactly one value, the loss")
+            raise PassError("@forward must return exactly one value, the loss", ret)
         loss_type = ret.arguments[0].type
         if not isinstance(loss_type, TensorType) or loss_type.rank != 0 or not isinstance(loss_type.element_type, AnyFloat):
-            raise AutodiffDiagnostic(f"stg-autodiff: @forward must return a scalar float loss, not {loss_type}")
+            raise PassError(f"@forward must return a scalar float loss, not {loss_type}", ret)
         for inner in forward.walk():
             if isinstance(inner, CommOp):
-                raise AutodiffDiagnostic(f"stg-autodiff: '{inner.name}' in @forward: run stg-autodiff before stg-shard")
+                raise PassError(f"'{inner.name}' in @forward: run stg-autodiff before stg-shard", inner)
             for value in (*inner.operands, *inner.results):
                 ty = value.type
                 if isinstance(ty, TensorType) and (any(ty.splits) or ty.partial_axes):
-                    raise AutodiffDiagnostic(
-                        f"stg-autodiff: '{inner.name}' in @forward uses the distributed tensor "
-                        f"{ty.layout_str()}; run stg-autodiff before stg-shard"
+                    raise PassError(
+                        f"'{inner.name}' in @forward uses the distributed tensor "
+                        f"{ty.layout_str()}; run stg-autodiff before stg-shard",
+                        inner,
                     )
         return forward
 

@@ -133,7 +133,7 @@ def verify_error_message(
     if (failing := find_failing_op(module)) is None:
         return f"{input_name}: error: {error}{context}"
     op, op_error = failing
-    return f"{_where(op, input_name)}: error: '{_op_name(op)}' op {op_error}{context}"
+    return f"{op_location(op, input_name)}: error: '{_op_name(op)}' op {op_error}{context}"
 
 
 def find_failing_op(
@@ -154,7 +154,7 @@ def _op_name(op: Operation) -> str:
     return op_name.data if isinstance(op_name, StringAttr) else op.name
 
 
-def _where(op: Operation, input_name: str) -> str:
+def op_location(op: Operation, input_name: str) -> str:
     location = op.location
     if isinstance(location, FileLineColLoc):
         return f"{location.filename.data}:{location.line.data}:{location.column.data}"

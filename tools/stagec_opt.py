@@ -27,7 +27,7 @@ from io import StringIO
 from typing import IO, ClassVar, NoReturn
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Attribute, Dialect
+from xdsl.ir import Attribute, Dialect, Operation
 from xdsl.passes import ModulePass
 from xdsl.targets.mlir import MLIRTarget
 from xdsl.utils.arg_spec import parse_spec
@@ -44,6 +44,7 @@ from stagec.tools.diagnostics import (
     IRError,
     LocatingParser,
     format_parse_error,
+    op_location,
     verify_error_message,
 )
 from stagec.tools.errors import UsageError
@@ -383,7 +384,9 @@ class StagecOptMain(xDSLOptMain):
         input_name = self.get_input_name()
         if self._running_pass is not None:
             message = f"pass '{self._running_pass.name}' failed: {error}"
-            return IRError(f"{input_name}: error: {message}", when_parsing=False)
+            op = getattr(error, "op", None)  # passes.diagnostics.PassError names its op
+            where = op_location(op, input_name) if isinstance(op, Operation) else input_name
+            return IRError(f"{where}: error: {message}", when_parsing=False)
         after = self._verifying_after
         context = f" (the IR after pass '{after.name}')" if after else ""
         message = verify_error_message(module, error, input_name, context)

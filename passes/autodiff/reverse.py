@@ -150,7 +150,7 @@ class BlockReverser:
             elif (rule := RULES.get(type(op))) is not None:
                 grads = rule(self, op, result_cts)
             else:
-                raise AutodiffError(op, f"'{op.name}' has no gradient rule in stg-autodiff")
+                raise AutodiffError(op, "no gradient rule in stg-autodiff")
             for operand, grad in zip(op.operands, grads):
                 if grad is not None and operand in self.active:
                     self.accumulate(operand, grad)

@@ -14,6 +14,7 @@ operand (None where no gradient flows).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import cache
 from typing import Protocol
 
 from xdsl.dialects.builtin import IntegerType
@@ -140,50 +141,53 @@ def elementwise_rule(em: Emitter, op: stg.ElementwiseOp, cts: Cotangents) -> Cot
     def x(i: int = 0) -> SSAValue:
         return em.primal(xs[i])
 
+    def wanted(i: int) -> bool:
+        return is_differentiable(xs[i]) and em.is_active(xs[i])
+
+    # Each entry makes one operand's gradient, only if that operand needs one.
+    makers: list[Callable[[], SSAValue] | None]
     match kind:
         case E.ADD:
-            grads = [ct, ct]
+            makers = [lambda: ct, lambda: ct]
         case E.SUB:
-            grads = [ct, ew(E.NEG, ct)]
+            makers = [lambda: ct, lambda: ew(E.NEG, ct)]
         case E.MUL:
-            grads = [ew(E.MUL, ct, x(1)), ew(E.MUL, ct, x(0))]
+            makers = [lambda: ew(E.MUL, ct, x(1)), lambda: ew(E.MUL, ct, x(0))]
         case E.DIV:
-            da = ew(E.DIV, ct, x(1))
-            grads = [da, ew(E.NEG, ew(E.MUL, da, y()))]
+            quotient = cache(lambda: ew(E.DIV, ct, x(1)))  # d/da, reused by d/db
+            makers = [quotient, lambda: ew(E.NEG, ew(E.MUL, quotient(), y()))]
         case E.NEG:
-            grads = [ew(E.NEG, ct)]
+            makers = [lambda: ew(E.NEG, ct)]
         case E.SCALE:
-            grads = [ew(E.SCALE, ct, scalar=op.scalar_value)]
+            makers = [lambda: ew(E.SCALE, ct, scalar=op.scalar_value)]
         case E.COPY:
-            grads = [ct]
+            makers = [lambda: ct]
         case E.CAST:
-            grads = [elementwise(em, E.CAST, [ct], like(out_ty, element_type=xs[0].type.element_type))]
+            makers = [lambda: elementwise(em, E.CAST, [ct], like(out_ty, element_type=xs[0].type.element_type))]
         case E.EXP:
-            grads = [ew(E.MUL, ct, y())]
+            makers = [lambda: ew(E.MUL, ct, y())]
         case E.LOG:
-            grads = [ew(E.DIV, ct, x())]
+            makers = [lambda: ew(E.DIV, ct, x())]
         case E.SQRT:
-            grads = [ew(E.SCALE, ew(E.DIV, ct, y()), scalar=0.5)]
+            makers = [lambda: ew(E.SCALE, ew(E.DIV, ct, y()), scalar=0.5)]
         case E.RSQRT:
-            cube = ew(E.MUL, y(), ew(E.SQUARE, y()))
-            grads = [ew(E.SCALE, ew(E.MUL, ct, cube), scalar=-0.5)]
+            makers = [lambda: ew(E.SCALE, ew(E.MUL, ct, ew(E.MUL, y(), ew(E.SQUARE, y()))), scalar=-0.5)]
         case E.SQUARE:
-            grads = [ew(E.SCALE, ew(E.MUL, ct, x()), scalar=2.0)]
+            makers = [lambda: ew(E.SCALE, ew(E.MUL, ct, x()), scalar=2.0)]
         case E.RECIPROCAL:
-            grads = [ew(E.NEG, ew(E.MUL, ct, ew(E.SQUARE, y())))]
+            makers = [lambda: ew(E.NEG, ew(E.MUL, ct, ew(E.SQUARE, y())))]
         case E.ROTARY:
-            if is_differentiable(xs[1]) and em.is_active(xs[1]):
+            if wanted(1):
                 raise AutodiffError(op, "rotary: the angles cannot depend on parameters")
             # A rotation is orthogonal: its transpose rotates by -theta.
-            negated = elementwise(em, E.NEG, [x(1)], xs[1].type)
-            grads = [ew(E.ROTARY, ct, negated), None]
+            makers = [lambda: ew(E.ROTARY, ct, elementwise(em, E.NEG, [x(1)], xs[1].type)), None]
         case _ if kind in _ACTIVATION_GRADS:
-            grads = [ew(_ACTIVATION_GRADS[kind], ct, x())]
+            makers = [lambda: ew(_ACTIVATION_GRADS[kind], ct, x())]
         case _:
             raise AutodiffError(op, f"elementwise {kind} has no gradient in stg-autodiff")
     return [
-        None if g is None or not is_differentiable(v) else unbroadcast(em, g, v.type)
-        for g, v in zip(grads, xs)
+        unbroadcast(em, make(), v.type) if make is not None and wanted(i) else None
+        for i, (make, v) in enumerate(zip(makers, xs))
     ]
 
 

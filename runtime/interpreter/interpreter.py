@@ -1,0 +1,221 @@
+"""The interpreter: binds a module's symbols and mesh, and runs its functions.
+
+`Interpreter` holds what does not change between runs (the simulated mesh, the
+symbol bindings); each `run` is an `Execution`, which holds the SSA values, the layer
+indices of the enclosing stg.repeats and the messages in flight, and runs ops in
+program order on every rank at once, checking each result against its type.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from stagec.dialects.stg.attributes import DistributedTensorType, TokenType
+from stagec.dialects.stg.mesh import MeshOp
+from stagec.dialects.stg.structure import YieldOp
+from stagec.runtime.interpreter import (  # noqa: F401  (each registers its ops)
+    collectives,
+    compute,
+    memory,
+    model_ops,
+    shape_ops,
+    state,
+    structure,
+    training,
+)
+from stagec.runtime.interpreter.errors import InterpreterError, describe_op
+from stagec.runtime.interpreter.registry import Rank, implementation_of
+from stagec.runtime.interpreter.state import StateStore
+from stagec.runtime.interpreter.tensor_types import Sizes, check_value
+from stagec.runtime.interpreter.values import Layout, PerRank, SimulatedMesh, Token, assemble_global, shard_global
+
+
+def _config(module: ModuleOp) -> dict[str, int]:
+    config = module.attributes.get("stg.config")
+    if config is None:
+        return {}
+    if not isinstance(config, DictionaryAttr):
+        raise InterpreterError(f"stg.config must be a dictionary of symbol = integer, not {config}")
+    values = {}
+    for name, attr in config.data.items():
+        if not isinstance(attr, IntegerAttr):
+            raise InterpreterError(f"stg.config: {name} = {attr} is not an integer")
+        values[name] = attr.value.data
+    return values
+
+
+def _simulated_mesh(module: ModuleOp, env: dict[str, int]) -> SimulatedMesh:
+    meshes = [op for op in module.ops if isinstance(op, MeshOp)]
+    if not meshes:
+        return SimulatedMesh()
+    mesh = meshes[0]
+    for other in meshes[1:]:
+        if other.axis_sizes != mesh.axis_sizes:
+            raise InterpreterError(
+                f"the interpreter simulates one mesh, but the module declares @{mesh.sym_name.data} "
+                f"and @{other.sym_name.data} with different axes"
+            )
+    sizes = []
+    for axis, size in mesh.axis_sizes.items():
+        if not size.symbols <= env.keys():
+            raise InterpreterError(
+                f"mesh @{mesh.sym_name.data} axis '{axis}' has no size: give it in "
+                f"Interpreter(module, bindings={{'{axis}': ...}})"
+            )
+        value = size.evaluate(env)
+        if env.get(axis, value) != value:
+            raise InterpreterError(
+                f"mesh @{mesh.sym_name.data} declares axis '{axis}' = {value}, but the bindings say {env[axis]}"
+            )
+        if value < 1:
+            raise InterpreterError(f"mesh axis '{axis}' must have a positive size, not {value}")
+        sizes.append(value)
+    return SimulatedMesh(mesh.axis_names, sizes)
+
+
+class Interpreter:
+    """Runs the functions of a stg module numerically (see the package docstring).
+
+    `bindings` gives symbol values (B, S, symbolic mesh axis sizes, ...); the module's
+    `stg.config` dictionary is merged under them.
+    """
+
+    def __init__(self, module: ModuleOp, bindings: Mapping[str, int] | None = None, *, verify: bool = True):
+        if verify:
+            try:
+                module.verify()
+            except VerifyException as e:
+                raise InterpreterError(f"the module does not verify: {e}") from e
+        self.module = module
+        env = {**_config(module), **(bindings or {})}
+        self.mesh = _simulated_mesh(module, env)
+        env.update(self.mesh.sizes)
+        self.sizes = Sizes(env)
+
+    def function(self, name: str) -> FuncOp:
+        for op in self.module.ops:
+            if isinstance(op, FuncOp) and op.sym_name.data == name:
+                if not op.body.blocks:
+                    raise InterpreterError(f"@{name} is a declaration without a body")
+                return op
+        names = [op.sym_name.data for op in self.module.ops if isinstance(op, FuncOp)]
+        raise InterpreterError(f"the module has no function @{name} (it has {', '.join('@' + n for n in names) or 'none'})")
+
+    def run(
+        self, name: str, store: StateStore | None = None, args: Sequence[torch.Tensor] = ()
+    ) -> list[torch.Tensor]:
+        """Runs @name and returns its results as global tensors: split dims
+        concatenated, partial sums summed. `args` are global tensors, sharded by the
+        function's argument types; stg.assign updates `store` in place."""
+        func = self.function(name)
+        results = self.run_per_rank(name, store, args)
+        out = []
+        for i, (ty, value) in enumerate(zip(func.function_type.outputs.data, results)):
+            if not isinstance(ty, DistributedTensorType) or isinstance(value, Token):
+                raise InterpreterError(f"@{name} result #{i} is {ty}; only tensors can be returned as global tensors")
+            out.append(assemble_global(value, Layout.of(ty), self.mesh))
+        return out
+
+    def run_per_rank(
+        self, name: str, store: StateStore | None = None, args: Sequence[torch.Tensor | PerRank] = ()
+    ) -> list[PerRank | Token]:
+        """Runs @name and returns its results as every rank's locals. An argument may be
+        a global tensor (sharded by its type) or a list of per-rank locals."""
+        func = self.function(name)
+        block = func.body.block
+        if len(args) != len(block.args):
+            raise InterpreterError(f"@{name} takes {len(block.args)} arguments, {len(args)} given")
+        ex = Execution(self, store if store is not None else StateStore())
+        values = []
+        for i, (arg, value) in enumerate(zip(block.args, args)):
+            ty = arg.type
+            if not isinstance(ty, DistributedTensorType):
+                raise InterpreterError(f"@{name} argument #{i} is {ty}; the interpreter passes tensors only")
+            value = list(value) if isinstance(value, (list, tuple)) else shard_global(value, Layout.of(ty), self.mesh)
+            check_value(value, ty, self.sizes, f"@{name} argument #{i}")
+            values.append(value)
+        return ex.run_block(block, values)
+
+
+class Execution:
+    """One run of a function: SSA values, state, layer indices, messages in flight."""
+
+    def __init__(self, interpreter: Interpreter, store: StateStore):
+        self.mesh = interpreter.mesh
+        self.sizes = interpreter.sizes
+        self.store = store
+        self.ranks = [Rank(r, self.mesh, self.sizes) for r in range(self.mesh.num_ranks)]
+        self.values: dict[SSAValue, Any] = {}
+        self.released: dict[SSAValue, Operation] = {}
+        # (iteration's layer index, count) of each enclosing stg.repeat, outermost first
+        self.layers: list[tuple[int, int]] = []
+        self.mailbox: dict[tuple[int, int, int], deque[torch.Tensor]] = {}
+        # stacked states this run has copied, so it may write their layers in place
+        self.owned_state: set[tuple[str, object]] = set()
+
+    # -- values ----------------------------------------------------------------------------
+    def value(self, ssa: SSAValue) -> Any:
+        if ssa in self.released:
+            raise InterpreterError(
+                f"%{ssa.name_hint or '<value>'} is used after {describe_op(self.released[ssa])} released it"
+            )
+        try:
+            return self.values[ssa]
+        except KeyError:
+            raise InterpreterError(f"%{ssa.name_hint or '<value>'} has no value yet (is it defined later?)") from None
+
+    def bind(self, ssa: SSAValue, value: Any) -> None:
+        self.values[ssa] = value
+        self.released.pop(ssa, None)
+
+    def release(self, ssa: SSAValue, op: Operation) -> None:
+        self.released[ssa] = op
+
+    # -- running ---------------------------------------------------------------------------
+    def run_block(self, block: Block, args: Sequence[Any]) -> list[Any]:
+        """Runs a body with its arguments; returns what its terminator yields."""
+        for arg, value in zip(block.args, args, strict=True):
+            self.bind(arg, value)
+        for op in block.ops:
+            if isinstance(op, (YieldOp, ReturnOp)):
+                return [self.value(v) for v in op.operands]
+            self.run_op(op)
+        return []
+
+    def run_op(self, op: Operation) -> None:
+        try:
+            impl = implementation_of(op)
+            if impl is None:
+                raise InterpreterError("the interpreter has no implementation of this op")
+            results = impl(op, [self.value(v) for v in op.operands], self)
+            if len(results) != len(op.results):
+                raise InterpreterError(f"produced {len(results)} results for {len(op.results)}")
+            for i, (ssa, value) in enumerate(zip(op.results, results)):
+                self._check(ssa.type, value, f"result #{i}")
+                self.bind(ssa, value)
+        except InterpreterError as e:
+            if e.located:
+                raise
+            raise InterpreterError(f"{describe_op(op)}{self._where()}: {e}", located=True) from e
+        except (RuntimeError, IndexError, ValueError, TypeError) as e:
+            raise InterpreterError(f"{describe_op(op)}{self._where()}: torch failed: {e}", located=True) from e
+
+    def _where(self) -> str:
+        return "".join(f" [layer {i} of {n}]" for i, n in self.layers)
+
+    def _check(self, ty, value, what: str) -> None:
+        if isinstance(ty, TokenType):
+            if not isinstance(value, Token):
+                raise InterpreterError(f"{what} should be a token")
+            if ty.value_type is not None:
+                self._check(ty.value_type, value.payload, f"{what}'s payload")
+        elif isinstance(ty, DistributedTensorType):
+            check_value(value, ty, self.sizes, what)

@@ -1,0 +1,141 @@
+"""Rank-local model ops: attention, embedding, cross-entropy, the SSM scan and MoE
+routing, with the semantics of their docstrings in dialects/stg/model_ops.py.
+
+Where a rank holds a block of a dim, the op uses the block's place in the global dim:
+causal masking offsets split queries, a vocab-split embedding fills only its own rows
+(a partial sum), and cross-entropy over split tokens divides its local sum by the
+global token count (a partial sum of the mean).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from stagec.dialects.stg.model_ops import (
+    AttentionOp,
+    CrossEntropyOp,
+    EmbeddingOp,
+    MoeCombineOp,
+    MoeDispatchOp,
+    OpaqueOp,
+    SsmScanOp,
+)
+from stagec.runtime.interpreter.errors import InterpreterError
+from stagec.runtime.interpreter.registry import Rank, implements, per_rank
+from stagec.runtime.interpreter.tensor_types import compute_dtype, torch_dtype
+
+
+@per_rank(AttentionOp)
+def attention(op: AttentionOp, rank: Rank, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """softmax(q k^T / sqrt(d) [causal]) v; GQA repeats each kv head over its group of
+    query heads (head h reads kv head h // (heads / kv_heads))."""
+    acc = compute_dtype(q.dtype)
+    q, k, v = q.to(acc), k.to(acc), v.to(acc)
+    s, heads, d = q.shape[1], q.shape[2], q.shape[3]
+    t, kv_heads = k.shape[1], k.shape[2]
+    if heads % kv_heads:
+        raise InterpreterError(f"{heads} local query heads cannot be grouped over {kv_heads} kv heads")
+    if heads != kv_heads:
+        k = k.repeat_interleave(heads // kv_heads, dim=2)
+        v = v.repeat_interleave(heads // kv_heads, dim=2)
+    scores = torch.einsum("bsnd,btnd->bnst", q, k) / math.sqrt(d)
+    if op.causal is not None:
+        # query i (global position) sees keys 0..i; a rank holding a block of the
+        # query sequence offsets its positions by the block's start
+        start = rank.block_start(op.query.type.splits[1], s)
+        positions = torch.arange(start, start + s).unsqueeze(1)
+        scores = scores.masked_fill(torch.arange(t).unsqueeze(0) > positions, float("-inf"))
+    probs = torch.softmax(scores, dim=-1)
+    out = torch.einsum("bnst,btne->bsne", probs, v)
+    return out.to(torch_dtype(op.result.type.element_type))
+
+
+@per_rank(EmbeddingOp)
+def embedding(op: EmbeddingOp, rank: Rank, table: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+    vocab = rank.sizes.global_shape(op.table.type)[0]
+    ids = ids.long()
+    if ids.numel() and (ids.min() < 0 or ids.max() >= vocab):
+        raise InterpreterError(f"token ids must lie in [0, {vocab}), got [{ids.min()}, {ids.max()}]")
+    rows = table.shape[0]
+    start = rank.block_start(op.table.type.splits[0], rows)
+    local = ids - start
+    mine = (local >= 0) & (local < rows)
+    out = F.embedding(local.clamp(0, rows - 1), table)
+    if rows != vocab:
+        # vocab-parallel: rows another rank holds are zero here (a partial sum)
+        out = out * mine.unsqueeze(-1).to(out.dtype)
+    return out
+
+
+@per_rank(CrossEntropyOp)
+def cross_entropy(op: CrossEntropyOp, rank: Rank, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Sum over local tokens of logsumexp(logits) - logits[label], over the global batch's
+    token count: the mean itself on one rank, a partial sum of it over split tokens."""
+    vocab = logits.shape[-1]
+    flat = logits.reshape(-1, vocab).to(compute_dtype(logits.dtype))
+    targets = labels.reshape(-1).long()
+    if targets.numel() and (targets.min() < 0 or targets.max() >= vocab):
+        raise InterpreterError(f"labels must lie in [0, {vocab}), got [{targets.min()}, {targets.max()}]")
+    losses = torch.logsumexp(flat, dim=-1) - flat.gather(1, targets.unsqueeze(1)).squeeze(1)
+    tokens = math.prod(rank.sizes.global_shape(op.labels.type))
+    return (losses.sum() / tokens).to(torch_dtype(op.result.type.element_type))
+
+
+@per_rank(SsmScanOp)
+def ssm_scan(op: SsmScanOp, rank: Rank, decay: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """h[t] = decay[t] * h[t-1] + x[t] along dim, h before the first step = 0."""
+    dim = op.dim.value.data
+    h = torch.zeros_like(x.select(dim, 0))
+    states = []
+    for step in range(x.shape[dim]):
+        h = decay.select(dim, step) * h + x.select(dim, step)
+        states.append(h)
+    return torch.stack(states, dim=dim)
+
+
+# -- MoE routing -------------------------------------------------------------------------
+
+
+def route(scores: torch.Tensor, top_k: int, capacity: int):
+    """moe_dispatch's routing: each token's top-k experts (descending score, ties to the
+    lower expert index), its slot in an expert = the earlier tokens routed there, and
+    slots past capacity dropped. Returns the kept (token, expert, slot) triples and each
+    token's top-k experts [T, k]."""
+    chosen = torch.sort(scores, dim=-1, descending=True, stable=True).indices[:, :top_k]
+    routed = torch.zeros(scores.shape, dtype=torch.bool).scatter(1, chosen, True)
+    slots = routed.long().cumsum(dim=0) - 1
+    token, expert = routed.nonzero(as_tuple=True)
+    slot = slots[token, expert]
+    kept = slot < capacity
+    return token[kept], expert[kept], slot[kept], chosen
+
+
+@per_rank(MoeDispatchOp)
+def moe_dispatch(op: MoeDispatchOp, rank: Rank, tokens: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+    experts, capacity, hidden = rank.sizes.local_shape(op.result.type)
+    token, expert, slot, _ = route(scores, op.top_k.value.data, capacity)
+    buffers = tokens.new_zeros((experts, capacity, hidden))
+    return buffers.index_put((expert, slot), tokens[token])
+
+
+@per_rank(MoeCombineOp)
+def moe_combine(op: MoeCombineOp, rank: Rank, buffers: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+    token, expert, slot, chosen = route(scores, op.top_k.value.data, buffers.shape[1])
+    weights = scores
+    if op.normalize is not None:
+        weights = scores / scores.gather(1, chosen).sum(dim=-1, keepdim=True)
+    dtype = torch_dtype(op.result.type.element_type)
+    contributions = buffers[expert, slot] * weights[token, expert].unsqueeze(1).to(buffers.dtype)
+    out = buffers.new_zeros((scores.shape[0], buffers.shape[2]))
+    return out.index_add(0, token, contributions).to(dtype)
+
+
+@implements(OpaqueOp)
+def opaque(op: OpaqueOp, operands, ex):
+    raise InterpreterError(
+        f"stg.opaque \"{op.callee.data}\" cannot be executed: it carries only FLOP and byte "
+        "counts, not a computation; write it as stg ops to interpret the program"
+    )

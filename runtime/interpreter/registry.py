@@ -1,0 +1,84 @@
+"""Dispatch from op classes to their implementations.
+
+An implementation takes the op, its operands' values (each a `PerRank` list, or a
+`Token`) and the running `Execution`, and returns one value per result. Most compute
+ops are rank-local: `@per_rank` registers a function of one rank's locals, which the
+registry runs once per simulated rank.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import torch
+from xdsl.ir import Operation
+
+from stagec.runtime.interpreter.tensor_types import Sizes
+from stagec.runtime.interpreter.values import SimulatedMesh, local_part
+
+if TYPE_CHECKING:
+    from stagec.runtime.interpreter.interpreter import Execution
+
+OpImpl = Callable[[Operation, list[Any], "Execution"], Sequence[Any]]
+
+_IMPLEMENTATIONS: dict[type[Operation], OpImpl] = {}
+
+
+def implements(*op_classes: type[Operation]) -> Callable[[OpImpl], OpImpl]:
+    """Registers an implementation working on whole per-rank values."""
+
+    def register(impl: OpImpl) -> OpImpl:
+        for cls in op_classes:
+            _IMPLEMENTATIONS[cls] = impl
+        return impl
+
+    return register
+
+
+def implementation_of(op: Operation) -> OpImpl | None:
+    for cls in type(op).__mro__:
+        if cls in _IMPLEMENTATIONS:
+            return _IMPLEMENTATIONS[cls]
+    return None
+
+
+@dataclass(frozen=True)
+class Rank:
+    """One simulated rank, as a rank-local implementation sees it."""
+
+    index: int
+    mesh: SimulatedMesh
+    sizes: Sizes
+
+    def part(self, tensor: torch.Tensor, dim: int, axes: Sequence[str]) -> torch.Tensor:
+        """This rank's block of a whole dim that `axes` split elsewhere."""
+        return local_part(tensor, dim, axes, self.mesh, self.index)
+
+    def block_start(self, axes: Sequence[str], block_size: int) -> int:
+        """Where this rank's block of a dim split over `axes` starts in the global dim."""
+        return self.mesh.index_over(self.index, axes) * block_size
+
+
+LocalImpl = Callable[..., torch.Tensor | tuple[torch.Tensor, ...]]
+
+
+def per_rank(*op_classes: type[Operation]) -> Callable[[LocalImpl], LocalImpl]:
+    """Registers `impl(op, rank, *locals) -> local result(s)`, run on every rank."""
+
+    def register(impl: LocalImpl) -> LocalImpl:
+        def run(op: Operation, operands: list[Any], ex: Execution) -> list[list[torch.Tensor]]:
+            outs: list[list[torch.Tensor]] = [[] for _ in op.results]
+            for rank in ex.ranks:
+                results = impl(op, rank, *(value[rank.index] for value in operands))
+                if isinstance(results, torch.Tensor):
+                    results = (results,)
+                for out, local in zip(outs, results, strict=True):
+                    out.append(local)
+            return outs
+
+        implements(*op_classes)(run)
+        return impl
+
+    return register

@@ -221,18 +221,21 @@ def check_options(
 ) -> None:
     """Say which option of a pass (or target) spec is wrong, and how, before xDSL
     builds it: its own messages name neither the pass nor the option."""
-    spec = spec.normalize_parameter_names()
     fields = dataclasses.fields(configurable)
     known = [f.name for f in fields if f.init and f.name != "name"]
     binds_symbols = _binds_symbols(configurable)
     if binds_symbols:
         known.remove("bindings")
+        # Before `-` becomes `_` in option names: `batch-size` names no symbol.
+        for option, values in spec.parameters.items():
+            if option.replace("-", "_") not in known:
+                _check_binding(spec.name, option, values, known)
+    spec = spec.normalize_parameter_names()
     hints = get_type_hints(configurable)
     for option, values in spec.parameters.items():
         shown = option.replace("_", "-")
         if option not in known and binds_symbols:
-            _check_binding(spec.name, option, values, known)
-            continue
+            continue  # a binding, checked above
         if option not in known:
             options = ", ".join(k.replace("_", "-") for k in known) or "none"
             raise UsageError(

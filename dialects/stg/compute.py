@@ -209,7 +209,8 @@ E = ElementwiseKind
 #  - scale: x * c, with c the op's `by` scalar (required for scale, absent otherwise);
 #  - rotary(x, theta): x * cos(theta) + rotate_half(x) * sin(theta) over the last dim
 #    (rotate_half(x) = cat(-x2, x1) of its halves, Hugging Face's convention); theta
-#    broadcasts to x, e.g. [S, 1, D] against [B, S, N, D];
+#    broadcasts to x, e.g. [S, 1, D] against [B, S, N, D], and may have a wider float
+#    type than x (f32 angles for a bf16 x; the result has x's type);
 #  - k_grad(dy, x) = dy * k'(x), x being the forward input (gelu: the tanh form).
 # FLOPs per output element. Transcendentals count 1 (one SFU instruction); gelu is the
 # tanh approximation (~8 ops), silu = x * sigmoid(x) (~4); rotary = 2 mul + 1 add per
@@ -294,7 +295,13 @@ class ElementwiseOp(ComputeOp):
                         f"{what}: operand #{i} dim of size {size} does not broadcast to {target}"
                     )
             subs.append(sub)
-        same_type = types if kind == E.CAST else [*types, out]
+        if kind == E.CAST:
+            same_type = types
+        elif kind == E.ROTARY:
+            # the angles may be wider than x (f32 for bf16), as Hugging Face takes cos/sin
+            same_type = [types[0], out]
+        else:
+            same_type = [*types, out]
         _require_one_element_type(what, same_type)
         layout = unify_letters(
             what, subs, types, lambda c: f"result dim {letters.index(c.lower())}"

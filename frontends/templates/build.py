@@ -1,0 +1,69 @@
+"""`build_model`: a config's forward program as stg IR, by its model_type; and the
+inputs that program reads (`rope_angles`, `example_inputs`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import torch
+from xdsl.dialects.builtin import ModuleOp
+
+from stagec.frontends.templates.blocks import element_type
+from stagec.frontends.templates.config import ModelConfig, load_config
+from stagec.frontends.templates.gpt import build_gpt
+from stagec.frontends.templates.llama import build_llama
+from stagec.frontends.templates.mamba import build_mamba
+from stagec.frontends.templates.mla import build_deepseek_v2
+from stagec.frontends.templates.moe import build_deepseek_moe, build_mixtral
+
+__all__ = ["TEMPLATES", "build_model", "example_inputs", "rope_angles"]
+
+TEMPLATES: dict[str, Callable[[ModelConfig, str], ModuleOp]] = {
+    "gpt": build_gpt,
+    "llama": build_llama,
+    "mixtral": build_mixtral,
+    "deepseek_moe": build_deepseek_moe,
+    "deepseek_v2": build_deepseek_v2,
+    "mamba": build_mamba,
+}
+
+
+def build_model(config: ModelConfig | str | Mapping[str, Any], dtype: str = "bf16") -> ModuleOp:
+    """The forward program of `config` (a ModelConfig, a named config, a config.json
+    path or a dict) with parameters in `dtype` (bf16, f16, f32, f64)."""
+    if not isinstance(config, ModelConfig):
+        config = load_config(config)
+    element_type(dtype)
+    return TEMPLATES[config.family](config, dtype)
+
+
+def rope_angles(seq_len: int, head_dim: int, theta: float = 10000.0, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """The rotary angles [S, 1, D]: angle[s, 0, d] = s * theta^(-2*(d mod D/2)/D),
+    HF's convention (each frequency twice, for rotate_half's two halves)."""
+    if head_dim % 2:
+        raise ValueError(f"rotary embedding needs an even head_dim, not {head_dim}")
+    inv_freq = 1.0 / theta ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    angles = torch.outer(torch.arange(seq_len, dtype=torch.float64), inv_freq)
+    return torch.cat([angles, angles], dim=-1).unsqueeze(1).to(dtype)
+
+
+def example_inputs(config: ModelConfig | str | Mapping[str, Any], batch: int, seq_len: int,
+                   dtype: str = "bf16", seed: int = 0) -> dict[str, torch.Tensor]:
+    """Seeded inputs of the forward program keyed by input name: `input_ids` and
+    `labels` [B, S] int64 (labels are the ids shifted left by one, then a random
+    last token), GPT's `position_ids`, and `rope.angles` [S, 1, D] float32 (the IR's
+    input type for every model dtype; the program casts it)."""
+    if not isinstance(config, ModelConfig):
+        config = load_config(config)
+    element_type(dtype)
+    generator = torch.Generator().manual_seed(seed)
+    ids = torch.randint(config.vocab_size, (batch, seq_len + 1), generator=generator)
+    inputs = {"input_ids": ids[:, :-1].contiguous(), "labels": ids[:, 1:].contiguous()}
+    if config.family == "gpt":
+        if seq_len > config.max_position_embeddings:
+            raise ValueError(f"S = {seq_len} exceeds n_positions = {config.max_position_embeddings}")
+        inputs["position_ids"] = torch.arange(seq_len).expand(batch, seq_len).contiguous()
+    if config.rotary_dim is not None:
+        inputs["rope.angles"] = rope_angles(seq_len, config.rotary_dim, config.rope_theta)
+    return inputs

@@ -1,0 +1,302 @@
+"""Per-rank accounting of a training step: parameters, FLOPs by category, peak memory.
+
+`account(module, bindings)` evaluates a training-step module (docs/training-ir.md)
+with integer bindings and reports, per rank class, what one rank of that class holds
+and does in one iteration. Today a program is one rank's view, so there is one rank
+class holding every rank of the mesh; a sharded program whose ranks differ will
+list one RankClass per group of identical ranks.
+
+Bindings: the module's `stg.config` (the model's dims), then the mesh axis sizes that
+`stg.mesh` fixes, then the `bindings` given (B, S, mesh axes, ...), later ones winning.
+
+FLOPs per iteration by category (stage.md §V-C's GeMM / Attention / ElementWise /
+Other), each op's CostInterface.flops() times the counts of the loops around it (a
+layer stack `stg.repeat L`, a micro-batch loop `stg.microbatch M`):
+
+- ``gemm``: stg.einsum;
+- ``attention``: stg.attention;
+- ``elementwise``: stg.elementwise, stg.norm, stg.softmax, stg.reduce,
+  stg.cross_entropy, stg.ssm_scan and the optimizer updates stg.adam / stg.sgd;
+- ``other`` (data movement and what stg does not model): stg.embedding, stg.reshape,
+  stg.transpose, stg.concat, stg.split, stg.fill, stg.moe_dispatch, stg.moe_combine,
+  stg.opaque, and any other op with a cost (communication and memory ops cost 0 FLOPs).
+
+A ``stg.vjp`` is the backward of the ops in its body: each body op's
+``backward_flops()`` goes to that op's category (the vjp of an attention is
+attention, of a norm elementwise, of an embedding other); the body is not counted
+as forward work. FLOPs are also split by phase (forward, backward, recompute,
+optimizer; "" outside any phase).
+
+Memory: see memory.py for the lifetime model and the timeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from math import prod
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
+from xdsl.ir import Operation
+
+from stagec.dialects.stg.compute import EinsumOp, ElementwiseOp, NormOp, ReduceOp, SoftmaxOp
+from stagec.dialects.stg.cost import CostInterface
+from stagec.dialects.stg.mesh import MeshOp
+from stagec.dialects.stg.model_ops import AttentionOp, CrossEntropyOp, SsmScanOp
+from stagec.dialects.stg.state import InputOp, ParamOp
+from stagec.dialects.stg.structure import LoopOp, PhaseOp
+from stagec.dialects.stg.training import AdamOp, SgdOp, VjpOp
+from stagec.dialects.symbolic import SymbolicError
+from stagec.passes.analysis.memory import (
+    AccountingError,
+    Evaluator,
+    MemoryReport,
+    analyze_memory,
+    repeat_multiplicity,
+)
+
+CATEGORIES = ("gemm", "attention", "elementwise", "other")
+PHASES = ("forward", "backward", "recompute", "optimizer", "")
+
+_ELEMENTWISE = (ElementwiseOp, NormOp, SoftmaxOp, ReduceOp, CrossEntropyOp, SsmScanOp, AdamOp, SgdOp)
+
+
+def category(op: Operation) -> str:
+    """The compute category of an op's forward FLOPs (module doc)."""
+    if isinstance(op, EinsumOp):
+        return "gemm"
+    if isinstance(op, AttentionOp):
+        return "attention"
+    if isinstance(op, _ELEMENTWISE):
+        return "elementwise"
+    return "other"
+
+
+@dataclass(frozen=True)
+class FlopCounts:
+    """FLOPs of one iteration on one rank, by category."""
+
+    gemm: int = 0
+    attention: int = 0
+    elementwise: int = 0
+    other: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.gemm + self.attention + self.elementwise + self.other
+
+    def as_dict(self) -> dict[str, int]:
+        return {c: getattr(self, c) for c in CATEGORIES} | {"total": self.total}
+
+    def __add__(self, other: FlopCounts) -> FlopCounts:
+        return FlopCounts(*(getattr(self, c) + getattr(other, c) for c in CATEGORIES))
+
+
+def _exact(value: Fraction) -> int:
+    """FLOP sums are integers; a fractional op cost (e.g. a causal half of an odd
+    count) rounds to the nearest FLOP."""
+    return value.numerator // value.denominator if value.denominator == 1 else round(value)
+
+
+def count_flops(function: func.FuncOp, ev: Evaluator) -> dict[str, FlopCounts]:
+    """FLOPs by phase and category, loop bodies times their counts."""
+    sums: dict[str, dict[str, Fraction]] = {p: {c: Fraction(0) for c in CATEGORIES} for p in PHASES}
+
+    def cost(expr, what) -> Fraction:
+        try:
+            return expr.evaluate_fraction(ev.env)
+        except SymbolicError as error:
+            raise AccountingError(f"cannot evaluate the FLOPs of {what} ({expr}): {error}") from None
+
+    def walk(block, times: int, phase: str) -> None:
+        for op in block.ops:
+            if isinstance(op, VjpOp):
+                for inner in op.forward_ops:
+                    if isinstance(inner, CostInterface):
+                        sums[phase][category(inner)] += times * cost(inner.backward_flops(), f"the vjp of {inner.name}")
+                continue
+            if isinstance(op, CostInterface):
+                sums[phase][category(op)] += times * cost(op.flops(), op.name)
+            inner_times = times * ev.int(op.count_expr, f"the count of {op.name}") if isinstance(op, LoopOp) else times
+            inner_phase = str(op.kind.data) if isinstance(op, PhaseOp) else phase
+            for region in op.regions:
+                for b in region.blocks:
+                    walk(b, inner_times, inner_phase)
+
+    walk(function.body.block, 1, "")
+    return {p: FlopCounts(*(_exact(sums[p][c]) for c in CATEGORIES)) for p in PHASES}
+
+
+# -- bindings ------------------------------------------------------------------------------
+
+
+def module_bindings(module: ModuleOp, bindings: Mapping[str, int] | None = None) -> dict[str, int]:
+    """The module's `stg.config`, the mesh sizes it fixes, then `bindings`."""
+    env: dict[str, int] = {}
+    config = module.attributes.get("stg.config")
+    if isinstance(config, DictionaryAttr):
+        for name, value in config.data.items():
+            if isinstance(value, IntegerAttr):
+                env[name] = value.value.data
+    given = dict(bindings or {})
+    env.update(given)
+    for mesh in mesh_ops(module):
+        for axis, size in mesh.axis_sizes.items():
+            if axis not in given and not (size.symbols - env.keys()):
+                try:
+                    env[axis] = size.evaluate(env)
+                except SymbolicError as error:
+                    raise AccountingError(f"mesh axis '{axis}' = {size}: {error}") from None
+    return env
+
+
+def mesh_ops(module: ModuleOp) -> list[MeshOp]:
+    return [op for op in module.walk() if isinstance(op, MeshOp)]
+
+
+def world_ranks(module: ModuleOp, ev: Evaluator) -> tuple[int, ...]:
+    """Every rank of the (first) mesh; a program without a mesh runs on rank 0."""
+    meshes = mesh_ops(module)
+    if not meshes:
+        return (0,)
+    sizes = [ev.int(s, f"the size of mesh axis '{a}'") for a, s in meshes[0].axis_sizes.items()]
+    return tuple(range(prod(sizes)))
+
+
+def find_function(module: ModuleOp, name: str | None = None) -> func.FuncOp:
+    """`name`, else @train_step, else @forward, else the module's only function."""
+    funcs = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+    if name is not None:
+        if name not in funcs:
+            raise AccountingError(f"no function @{name} in the module (it has {', '.join(sorted(funcs)) or 'none'})")
+        return funcs[name]
+    for preferred in ("train_step", "forward"):
+        if preferred in funcs:
+            return funcs[preferred]
+    if len(funcs) == 1:
+        return next(iter(funcs.values()))
+    raise AccountingError(
+        f"the module has no @train_step or @forward; name the function to account ({', '.join(sorted(funcs))})"
+    )
+
+
+# -- the result ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RankClass:
+    """What each rank of one class holds and does in one iteration."""
+
+    ranks: tuple[int, ...]
+    params: int  # parameters this rank holds (its local shards)
+    flops_by_phase: dict[str, FlopCounts]
+    memory: MemoryReport = field(compare=False)
+
+    @property
+    def flops(self) -> FlopCounts:
+        total = FlopCounts()
+        for counts in self.flops_by_phase.values():
+            total = total + counts
+        return total
+
+    @property
+    def peak_memory_bytes(self) -> int:
+        return self.memory.peak_bytes
+
+
+@dataclass(frozen=True)
+class Accounting:
+    model: str | None
+    function: str
+    bindings: dict[str, int]
+    params: int  # global parameter count
+    tokens: int | None  # tokens per iteration (the numel of "input_ids"), if known
+    rank_classes: tuple[RankClass, ...]
+
+    def to_json(self) -> dict:
+        classes = []
+        for rc in self.rank_classes:
+            flops = rc.flops.as_dict()
+            mem = rc.memory
+            classes.append(
+                {
+                    "ranks": list(rc.ranks),
+                    "params": rc.params,
+                    "flops": flops,
+                    "flops_per_token": flops["total"] / self.tokens if self.tokens else None,
+                    "flops_by_phase": {p or "none": c.as_dict() for p, c in rc.flops_by_phase.items() if c.total},
+                    "peak_memory_bytes": mem.peak_bytes,
+                    "memory_breakdown_bytes": dict(mem.breakdown),
+                    "persistent_bytes": dict(mem.persistent),
+                    "peak": {
+                        "position": mem.peak_position,
+                        "op": mem.peak_op,
+                        "phase": mem.peak_phase,
+                        "location": mem.peak_location,
+                    },
+                }
+            )
+        return {
+            "model": self.model,
+            "function": self.function,
+            "bindings": dict(self.bindings),
+            "params": self.params,
+            "tokens_per_iteration": self.tokens,
+            "rank_classes": classes,
+        }
+
+
+def parameter_counts(function: func.FuncOp, ev: Evaluator) -> tuple[int, int]:
+    """(global, local) parameter counts: each distinct parameter name once, times
+    its repeat multiplicity."""
+    seen: dict[str, tuple[int, int]] = {}
+    for op in function.walk():
+        if isinstance(op, ParamOp):
+            mult = repeat_multiplicity(op, ev)
+            ty = op.result.type
+            g = mult * ev.int(ty.global_numel(), f"the size of \"{op.tensor_name.data}\"")
+            loc = mult * ev.int(ty.local_numel(), f"the local size of \"{op.tensor_name.data}\"")
+            name = op.tensor_name.data
+            seen[name] = max(seen.get(name, (0, 0)), (g, loc))
+    return sum(g for g, _ in seen.values()), sum(loc for _, loc in seen.values())
+
+
+def _tokens(function: func.FuncOp, ev: Evaluator) -> int | None:
+    for op in function.walk():
+        if isinstance(op, InputOp) and op.tensor_name.data == "input_ids":
+            return repeat_multiplicity(op, ev) * ev.int(op.result.type.global_numel(), "the size of input_ids")
+    return None
+
+
+def account(module: ModuleOp, bindings: Mapping[str, int] | None = None, *, function: str | None = None) -> Accounting:
+    """Parameters, FLOPs by category and phase, and peak memory per rank class."""
+    env = module_bindings(module, bindings)
+    ev = Evaluator(env)
+    fn = find_function(module, function)
+    params_global, params_local = parameter_counts(fn, ev)
+    rank_class = RankClass(world_ranks(module, ev), params_local, count_flops(fn, ev), analyze_memory(fn, ev))
+    model = module.attributes.get("stg.model")
+    return Accounting(
+        model.data if isinstance(model, StringAttr) else None,
+        fn.sym_name.data,
+        env,
+        params_global,
+        _tokens(fn, ev),
+        (rank_class,),
+    )
+
+
+__all__ = [
+    "CATEGORIES",
+    "Accounting",
+    "AccountingError",
+    "FlopCounts",
+    "RankClass",
+    "account",
+    "category",
+    "count_flops",
+    "module_bindings",
+    "parameter_counts",
+]

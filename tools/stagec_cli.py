@@ -11,10 +11,13 @@ import os
 import sys
 from collections.abc import Sequence
 
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 
 from stagec.dialects import make_context
 from stagec.frontends.builtin_models import BUILTIN_MODELS
+from stagec.frontends.templates import NAMED_CONFIGS, ConfigError, build_model, load_config
+from stagec.frontends.templates.blocks import DTYPES
 from stagec.tools.errors import UsageError
 from stagec.tools.output import output_stream
 from stagec.tools.pipeline_spec import build_pipeline
@@ -34,9 +37,16 @@ The default pipeline, {DEFAULT_PIPELINE}, annotates every op with its
 per-rank FLOPs and bytes (#stg.expr, symbolic in the model's dims and the mesh axis
 sizes) and each function with their totals.
 
+--model names a built-in model ({', '.join(BUILTIN_MODELS)}), a model template's named
+config ({', '.join(NAMED_CONFIGS)}), or a Hugging Face config.json (GPT-2, Llama,
+Mistral, Mixtral, DeepSeek, DeepSeek-V2 or Mamba model_type); a template builds the
+model's forward program with parameters in --dtype.
+
 examples:
   stagec ir
   stagec ir --model llama-mlp --pass-pipeline 'builtin.module()' -o mlp.mlir
+  stagec ir --model llama3-8b --dtype f32
+  stagec ir --model path/to/config.json --pass-pipeline 'builtin.module()'
   stagec ir | stagec-opt --pass-pipeline 'builtin.module(cse)'"""
 
 
@@ -54,8 +64,14 @@ def _parser() -> argparse.ArgumentParser:
     ir.add_argument(
         "--model",
         default="llama-mlp",
-        choices=sorted(BUILTIN_MODELS),
-        help="the built-in model to build (default: %(default)s)",
+        metavar="NAME|config.json",
+        help="a built-in model, a named model config or a config.json path (default: %(default)s)",
+    )
+    ir.add_argument(
+        "--dtype",
+        default="bf16",
+        choices=list(DTYPES),
+        help="parameter and activation element type of a model template (default: %(default)s)",
     )
     ir.add_argument(
         "--pass-pipeline",
@@ -71,13 +87,29 @@ def _parser() -> argparse.ArgumentParser:
 
 def run_ir(args: argparse.Namespace) -> None:
     pipeline = build_pipeline(args.pass_pipeline, mlir_syntax=True)
-    module = BUILTIN_MODELS[args.model]()
+    module = _build(args.model, args.dtype)
     module.verify()
     pipeline.apply(make_context(), module)
     module.verify()
     with output_stream(args.output) as stream:
         Printer(stream=stream, print_generic_format=args.generic).print_op(module)
         stream.write("\n")
+
+
+def _build(model: str, dtype: str) -> ModuleOp:
+    """A built-in model by name, else a model template from a named config or a
+    config.json path; a bad name or config is a usage error."""
+    if model in BUILTIN_MODELS:
+        return BUILTIN_MODELS[model]()
+    try:
+        return build_model(load_config(model), dtype)
+    except ConfigError as error:
+        if model in NAMED_CONFIGS or model.endswith(".json") or os.path.exists(model):
+            raise UsageError(str(error)) from None
+        raise UsageError(
+            f"unknown model '{model}'; built-in: {', '.join(BUILTIN_MODELS)}; "
+            f"named configs: {', '.join(NAMED_CONFIGS)}; or a config.json path"
+        ) from None
 
 
 COMMANDS = {"ir": run_ir}

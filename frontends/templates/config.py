@@ -129,11 +129,11 @@ class ModelConfig:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], name: str | None = None, source: str = "") -> ModelConfig:
         """Reads a config.json's dict; `source` names it in error messages."""
-        where = f" ({source})" if source else ""
+        where = source or "config"
         model_type = data.get("model_type")
         if model_type not in FAMILIES:
             raise ConfigError(
-                f"config{where}: model_type {model_type!r} has no template; supported: "
+                f"{where}: model_type {model_type!r} has no template; supported: "
                 + ", ".join(sorted(FAMILIES))
             )
         family = FAMILIES[model_type]
@@ -147,20 +147,20 @@ class ModelConfig:
         for key in _REQUIRED[family]:
             if get(key) is None:
                 spellings = " or ".join(f"'{k}'" for k in _ALIASES.get(key, (key,)))
-                raise ConfigError(f"config{where}: missing required key {spellings} for model_type '{model_type}'")
+                raise ConfigError(f"{where}: missing required key {spellings} (model_type '{model_type}')")
 
         def integer(key: str, default: Any = None) -> int | None:
             value = get(key, default)
             if value is None:
                 return None
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ConfigError(f"config{where}: '{key}' must be a non-negative integer, not {value!r}")
+                raise ConfigError(f"{where}: '{key}' must be a non-negative integer, not {value!r}")
             return value
 
         def number(key: str, default: float) -> float:
             value = get(key, default)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-                raise ConfigError(f"config{where}: '{key}' must be a positive number, not {value!r}")
+                raise ConfigError(f"{where}: '{key}' must be a positive number, not {value!r}")
             return float(value)
 
         hidden = integer("hidden_size")
@@ -221,7 +221,7 @@ class ModelConfig:
 
     def _check(self, where: str) -> None:
         def bad(message: str):
-            raise ConfigError(f"config{where}: {message}")
+            raise ConfigError(f"{where}: {message}")
 
         for key in ("hidden_size", "num_hidden_layers", "vocab_size"):
             if not getattr(self, key):
@@ -233,7 +233,9 @@ class ModelConfig:
             bad(f"num_attention_heads ({n}) must be a positive multiple of num_key_value_heads ({kv})")
         if self.head_dim is None or self.head_dim == 0:
             bad(f"hidden_size {self.hidden_size} is not divisible by num_attention_heads {n}; give 'head_dim'")
-        if self.family == "llama" or self.family == "gpt":
+        if self.family != "gpt" and self.head_dim % 2:
+            bad(f"head_dim ({self.head_dim}) must be even for rotary embedding")
+        if self.family in ("llama", "gpt"):
             return
         e, k = self.num_local_experts, self.num_experts_per_tok
         if not e or not k or k > e:
@@ -259,7 +261,7 @@ def load_config(name_or_path: str | os.PathLike | Mapping[str, Any], **overrides
     from stagec.frontends.templates.named import NAMED_CONFIGS
 
     if isinstance(name_or_path, Mapping):
-        return ModelConfig.from_dict({**name_or_path, **overrides}, source="dict")
+        return ModelConfig.from_dict({**name_or_path, **overrides})
     text = os.fspath(name_or_path)
     if text in NAMED_CONFIGS:
         data = NAMED_CONFIGS[text]

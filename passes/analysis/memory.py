@@ -705,7 +705,7 @@ def plot_timeline(timeline: MemoryTimeline, path: str, title: str = "", max_poin
         picks = np.asarray([a + int(np.argmax(totals[a:b])) for a, b in zip(edges[:-1], edges[1:]) if b > a])
         live, positions = live[picks], picks
     gib = float(1 << 30)
-    fig, ax = plt.subplots(figsize=(12, 5))
+    fig, ax = plt.subplots(figsize=(13, 5))
     shades = {"forward": "#dbe9f6", "backward": "#fbe3d6", "recompute": "#e7f4dc", "optimizer": "#eee0f5"}
     labelled = set()
     for phase, first, last in timeline.phase_spans():
@@ -718,11 +718,12 @@ def plot_timeline(timeline: MemoryTimeline, path: str, title: str = "", max_poin
         peak = int(np.argmax(timeline.totals()))
         ax.axhline(timeline.totals()[peak] / gib, color="k", lw=0.8, ls="--")
         ax.annotate(f"peak {timeline.totals()[peak] / gib:.2f} GiB", (peak, timeline.totals()[peak] / gib),
-                    textcoords="offset points", xytext=(4, 4), fontsize=8)
+                    textcoords="offset points", xytext=(0, 4), ha="center", fontsize=8)
+        ax.set_ylim(0, timeline.totals()[peak] / gib * 1.08 or 1)
     ax.set_xlabel("position in the step (ops executed)")
     ax.set_ylabel("live device memory per rank (GiB)")
     ax.set_title(title or "memory timeline")
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, borderaxespad=0)
     ax.margins(x=0)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

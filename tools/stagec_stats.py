@@ -1,0 +1,282 @@
+"""`stagec stats`: parameters, FLOPs and peak memory of one training iteration, per rank.
+
+It only assembles the pipeline - model template -> stg-autodiff (micro-batches =
+batch / micro-batch) -> accounting with B = micro-batch, S = seq - and prints what
+passes/analysis/accounting.py reports. Register it in a CLI with
+`add_parser(subcommands)` and call `run(args)` for the parsed arguments; `main()`
+runs it on its own (`python -m stagec.tools.stagec_stats`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+from stagec.tools.errors import UsageError
+
+STRATEGY_AXES = ("dp", "tp", "pp", "sp", "cp", "ep", "fsdp")
+OPTIMIZERS = ("adamw", "adam", "sgd", "none")
+DTYPES = ("bf16", "f16", "f32", "f64")
+DEFAULT_SEQ = 2048
+
+HELP = """\
+Account one training iteration of a model: its parameters, FLOPs by category
+(GeMM, attention, elementwise, other) and per token, and the peak device memory of
+each rank, broken down into weights, gradients, optimizer states, activations and
+communication buffers, from tensor lifetimes over the step (STAGE, stage.md §V-B).
+
+The model is a named config or a Hugging Face config.json; stg-autodiff turns it
+into a training step with batch / micro-batch micro-batches of `--micro-batch`
+sequences of `--seq` tokens. Mixed precision (bf16) keeps fp32 gradients and master
+weights. Units: parameters in B (1e9), FLOPs in SI units, memory in GiB (2^30 bytes).
+
+examples:
+  stagec stats --model llama3-8b --seq 4096
+  stagec stats --model llama3-70b --batch 32 --micro-batch 4 --seq 4096 --recompute
+  stagec stats --model ./config.json --optimizer sgd --dtype f32 --json
+  stagec stats --model llama3-8b --timeline-png mem.png --timeline-json mem.json
+
+Parallel strategies (--dp, --tp, --pp, --sp, --cp, --ep, --fsdp) need the sharding
+pass (stg-shard), which is not built yet: today every size above 1 is refused."""
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--model", required=True, metavar="NAME|config.json",
+        help="a named model config (e.g. llama3-8b, gpt3-175b, mixtral-8x7b) or a config.json path",
+    )
+    parser.add_argument(
+        "--batch", type=_positive, metavar="GLOBAL_BATCH",
+        help="sequences per iteration, all micro-batches together (default: one micro-batch)",
+    )
+    parser.add_argument(
+        "--micro-batch", type=_positive, default=1, metavar="MBS",
+        help="sequences per micro-batch, B in the IR (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--seq", type=_positive, default=DEFAULT_SEQ, metavar="S",
+        help="sequence length, S in the IR (default: %(default)s)",
+    )
+    parser.add_argument("--dtype", default="bf16", choices=DTYPES, help="parameter and activation type (default: %(default)s)")
+    parser.add_argument("--optimizer", default="adamw", choices=OPTIMIZERS, help="optimizer step (default: %(default)s)")
+    parser.add_argument("--recompute", action="store_true", help="recompute each layer's activations in the backward pass")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON instead of tables")
+    parser.add_argument("--timeline-png", metavar="FILE", help="plot the memory timeline (stacked by kind, phases shaded)")
+    parser.add_argument("--timeline-json", metavar="FILE", help="write the memory timeline: one entry per op executed")
+    strategy = parser.add_argument_group("parallel strategy (needs the sharding pass, not built yet)")
+    for axis in STRATEGY_AXES:
+        strategy.add_argument(f"--{axis}", type=_positive, default=1, metavar="N", help=f"{axis} size (default: 1)")
+
+
+def add_parser(subcommands) -> argparse.ArgumentParser:
+    """Add `stats` to an argparse subcommand set (`parser.add_subparsers()`)."""
+    parser = subcommands.add_parser(
+        "stats",
+        help="parameters, FLOPs and peak memory per rank of one training iteration",
+        description=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_arguments(parser)
+    return parser
+
+
+# -- the pipeline ------------------------------------------------------------------------
+
+
+def _check_args(args: argparse.Namespace) -> int:
+    """The number of micro-batches; a usage error for what cannot run."""
+    strategy = [f"--{a} {getattr(args, a)}" for a in STRATEGY_AXES if getattr(args, a, 1) > 1]
+    if strategy:
+        raise UsageError(
+            f"{', '.join(strategy)}: parallel strategies need the sharding pass (stg-shard), "
+            "which is not built yet; run without strategy flags for one rank's view of the whole model"
+        )
+    batch = args.micro_batch if args.batch is None else args.batch
+    if batch % args.micro_batch:
+        raise UsageError(
+            f"--batch {batch} is not a multiple of --micro-batch {args.micro_batch}: "
+            "the global batch is a whole number of micro-batches"
+        )
+    return batch // args.micro_batch
+
+
+def training_step(model: str, dtype: str, optimizer: str, micro_batches: int, recompute: bool):
+    """The model template through stg-autodiff; bad input is a UsageError."""
+    from stagec.dialects import make_context
+    from stagec.frontends.templates import ConfigError, build_model, load_config
+    from stagec.passes.diagnostics import PassError
+    from stagec.passes.stg_autodiff import StgAutodiff
+
+    try:
+        module = build_model(load_config(model), dtype)
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+    try:
+        StgAutodiff(optimizer=optimizer, micro_batches=micro_batches, recompute=recompute).apply(make_context(), module)
+    except PassError as error:
+        raise UsageError(f"stg-autodiff: {error}") from None
+    return module
+
+
+def run(args: argparse.Namespace) -> None:
+    from stagec.passes.analysis.accounting import AccountingError, account
+
+    micro_batches = _check_args(args)
+    module = training_step(args.model, args.dtype, args.optimizer, micro_batches, args.recompute)
+    try:
+        result = account(module, {"B": args.micro_batch, "S": args.seq, "M": micro_batches})
+    except AccountingError as error:
+        raise UsageError(str(error)) from None
+    setup = {
+        "batch": micro_batches * args.micro_batch,
+        "micro_batch": args.micro_batch,
+        "micro_batches": micro_batches,
+        "seq": args.seq,
+        "dtype": args.dtype,
+        "optimizer": args.optimizer,
+        "recompute": args.recompute,
+    }
+    title = result.model or args.model
+    _write_timelines(result, args, title)
+    if args.json:
+        doc = result.to_json()
+        doc["model"] = title
+        doc["setup"] = setup
+        json.dump(doc, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        _print_tables(result, title, setup)
+
+
+def _timeline_path(path: str, index: int, count: int) -> str:
+    if count == 1:
+        return path
+    stem, ext = os.path.splitext(path)
+    return f"{stem}.class{index}{ext}"
+
+
+def _write_timelines(result, args: argparse.Namespace, title: str) -> None:
+    from stagec.passes.analysis.memory import plot_timeline
+    from stagec.tools.output import output_stream
+
+    classes = result.rank_classes
+    for i, rc in enumerate(classes):
+        timeline = rc.memory.timeline
+        if args.timeline_json:
+            with output_stream(_timeline_path(args.timeline_json, i, len(classes))) as stream:
+                doc = {"model": title, "ranks": list(rc.ranks), **timeline.to_json()}
+                json.dump(doc, stream, separators=(",", ":"))
+                stream.write("\n")
+        if args.timeline_png:
+            path = _timeline_path(args.timeline_png, i, len(classes))
+            try:
+                plot_timeline(timeline, path, f"{title}: memory per rank over one step (ranks {_ranks(rc.ranks)})")
+            except OSError as error:
+                raise UsageError(f"cannot write the plot '{path}': {error.strerror or error}") from None
+
+
+# -- human units ----------------------------------------------------------------------------
+
+
+def human_count(n: float) -> str:
+    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if abs(n) >= scale:
+            return f"{n / scale:.2f} {unit}"
+    return f"{n:g}"
+
+
+def human_flops(n: float) -> str:
+    for unit, scale in (("EFLOP", 1e18), ("PFLOP", 1e15), ("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6), ("kFLOP", 1e3)):
+        if abs(n) >= scale:
+            return f"{n / scale:.2f} {unit}"
+    return f"{n:g} FLOP"
+
+
+def human_bytes(n: float) -> str:
+    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(n) >= scale:
+            return f"{n / scale:.2f} {unit}"
+    return f"{int(n)} B"
+
+
+def _ranks(ranks: Sequence[int]) -> str:
+    if len(ranks) == 1:
+        return str(ranks[0])
+    if list(ranks) == list(range(ranks[0], ranks[0] + len(ranks))):
+        return f"{ranks[0]}-{ranks[-1]}"
+    return ", ".join(map(str, ranks))
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else ""
+
+
+def _print_tables(result, title: str, setup: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=sys.stdout)
+    recompute = ", recompute" if setup["recompute"] else ""
+    console.print(
+        f"[bold]{title}[/bold]: batch {setup['batch']} = {setup['micro_batches']} micro-batches x "
+        f"{setup['micro_batch']}, seq {setup['seq']}, {setup['dtype']}, {setup['optimizer']}{recompute}; "
+        f"{human_count(result.params)} parameters ({result.params:,})"
+    )
+    for rc in result.rank_classes:
+        table = Table(title=f"rank class: ranks {_ranks(rc.ranks)} ({len(rc.ranks)} rank{'s' if len(rc.ranks) > 1 else ''})",
+                      title_justify="left")
+        table.add_column("per rank, per iteration")
+        table.add_column("value", justify="right")
+        table.add_column("share", justify="right")
+        table.add_row("parameters", f"{human_count(rc.params)}", _share(rc.params, result.params))
+        table.add_section()
+        flops = rc.flops
+        for name, label in (("gemm", "GeMM"), ("attention", "attention"), ("elementwise", "elementwise"), ("other", "other")):
+            value = getattr(flops, name)
+            table.add_row(f"FLOPs {label}", human_flops(value), _share(value, flops.total))
+        table.add_row("[bold]FLOPs total[/bold]", f"[bold]{human_flops(flops.total)}[/bold]", "")
+        if result.tokens:
+            table.add_row("FLOPs per token", human_flops(flops.total / result.tokens), "")
+        table.add_section()
+        mem = rc.memory
+        for kind, value in mem.breakdown.items():
+            table.add_row(f"memory {kind.replace('_', ' ')}", human_bytes(value), _share(value, mem.peak_bytes))
+        table.add_row("[bold]peak memory[/bold]", f"[bold]{human_bytes(mem.peak_bytes)}[/bold]", "")
+        console.print(table)
+        console.print(f"  peak at {mem.peak_location}")
+
+
+# -- standalone --------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="stagec stats", description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        run(args)
+    except UsageError as error:
+        print(f"stagec stats: error: {error}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -4,15 +4,17 @@ A collective runs within each communicator group along its mesh axes. Seen from 
 group, all_gather, reduce_scatter, all_reduce, all_to_all and reshard each assemble the
 tensor the group holds in the input's layout and cut it again in the result's
 (values.regroup); broadcast copies the root member's local. Send and recv pair up
-through a mailbox keyed by (sender, receiver, tag), first in first out.
+through a Mailbox keyed by (sender, receiver, tag), first in first out.
 
 An async op returns a Token carrying its result; stg.wait opens it (memory.py).
 """
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 
+import torch
 from stagec.dialects.stg.attributes import TokenType
 from stagec.dialects.stg.comm import (
     AllGatherOp,
@@ -27,7 +29,62 @@ from stagec.dialects.stg.comm import (
 )
 from stagec.runtime.interpreter.errors import InterpreterError
 from stagec.runtime.interpreter.registry import implements
-from stagec.runtime.interpreter.values import Layout, PerRank, Token, regroup
+from stagec.runtime.interpreter.values import (
+    Layout,
+    PerRank,
+    Token,
+    groups_within,
+    regroup,
+)
+
+
+class Mailbox:
+    """Messages in flight: a FIFO queue per (sender, receiver, tag).
+
+    Sends are buffered (they never wait). Programs placed on different ranks (pipeline
+    stages) run in threads: a receive waits for its send, and when every running
+    program waits for a message nobody has posted, the run is deadlocked and each
+    waiting receive fails naming what it waited for.
+    """
+
+    def __init__(self, programs: int = 1):
+        self._lock = threading.Condition()
+        self._queues: dict[tuple[int, int, int], deque[torch.Tensor]] = {}
+        self._running = programs
+        self._waiting: dict[int, tuple[int, int, int]] = {}
+        self._failed = False
+
+    def post(self, key: tuple[int, int, int], tensor: torch.Tensor) -> None:
+        with self._lock:
+            self._queues.setdefault(key, deque()).append(tensor)
+            self._lock.notify_all()
+
+    def take(self, key: tuple[int, int, int]) -> torch.Tensor:
+        me = threading.get_ident()
+        with self._lock:
+            while not self._queues.get(key):
+                if self._failed:
+                    raise InterpreterError("stopped: another program of this run failed", stopped=True)
+                self._waiting[me] = key
+                if len(self._waiting) == self._running and not any(self._queues.get(k) for k in self._waiting.values()):
+                    waits = sorted((r, s, g) for s, r, g in self._waiting.values())
+                    del self._waiting[me]
+                    self._failed = True
+                    self._lock.notify_all()
+                    raise InterpreterError(
+                        "; ".join(f"rank {r} waits for a message from rank {s} with tag {g}" for r, s, g in waits)
+                        + f", but no program sends {'it' if len(waits) == 1 else 'them'} (deadlock)"
+                    )
+                self._lock.wait()
+                self._waiting.pop(me, None)
+            return self._queues[key].popleft()
+
+    def finished(self, failed: bool = False) -> None:
+        """A program ended; the ones still waiting re-check for a deadlock."""
+        with self._lock:
+            self._running -= 1
+            self._failed |= failed
+            self._lock.notify_all()
 
 
 def _result(op, value: PerRank):
@@ -38,7 +95,7 @@ def _result(op, value: PerRank):
 def _regroup_over(op, value: PerRank, axes, ex):
     dst = op.results[0].type
     dst = dst.value_type if isinstance(dst, TokenType) else dst
-    return _result(op, regroup(value, Layout.of(op.input.type), Layout.of(dst), axes, ex.mesh))
+    return _result(op, regroup(value, Layout.of(op.input.type), Layout.of(dst), axes, ex.placement))
 
 
 @implements(AllGatherOp, ReduceScatterOp, AllReduceOp, AllToAllOp)
@@ -59,7 +116,7 @@ def broadcast(op: BroadcastOp, operands, ex):
     (row-major over the op's axes)."""
     (value,), axes, root = operands, op.axis_names, op.root.value.data
     out: PerRank = list(value)
-    for group in ex.mesh.groups(axes):
+    for group in groups_within(ex.placement, axes):
         source = next(r for r in group if ex.mesh.index_over(r, axes) == root)
         for rank in group:
             out[rank] = value[source]
@@ -69,31 +126,25 @@ def broadcast(op: BroadcastOp, operands, ex):
 def _peer(op, rank: int, ex) -> int:
     """The rank whose coordinates are `rank`'s with op.axis set to op.peer."""
     mesh, axis, peer = ex.mesh, op.axis.data, op.peer.value.data
-    if not 0 <= peer < mesh.sizes.get(axis, 1):
-        raise InterpreterError(f"peer {peer} is outside mesh axis '{axis}' ({ex.mesh})")
+    if not 0 <= peer < mesh.size(axis):
+        raise InterpreterError(f"peer {peer} is outside mesh axis '{axis}' ({mesh})")
     return mesh.rank_of({**mesh.coords[rank], axis: peer})
 
 
 @implements(SendOp)
 def send(op: SendOp, operands, ex):
-    """Every rank posts its local to its peer along the axis, under the op's tag."""
+    """Every rank of the program posts its local to its peer along the axis."""
     tag = op.tag.value.data
-    for rank, local in enumerate(operands[0]):
-        ex.mailbox.setdefault((rank, _peer(op, rank, ex), tag), deque()).append(local)
+    for rank in ex.ranks:
+        ex.mailbox.post((rank.index, _peer(op, rank.index, ex), tag), operands[0][rank.index])
     return [Token(None)] if op.token is not None else []
 
 
 @implements(RecvOp)
 def recv(op: RecvOp, operands, ex):
-    """Every rank takes the oldest message its peer posted to it under the op's tag."""
-    tag, out = op.tag.value.data, []
-    for rank in range(ex.mesh.num_ranks):
-        peer = _peer(op, rank, ex)
-        queue = ex.mailbox.get((peer, rank, tag))
-        if not queue:
-            raise InterpreterError(
-                f"rank {rank} {ex.mesh.coords[rank]} receives from rank {peer} "
-                f"{ex.mesh.coords[peer]} with tag {tag}, but no matching stg.send came before"
-            )
-        out.append(queue.popleft())
+    """Every rank of the program takes the oldest message its peer posted to it."""
+    tag = op.tag.value.data
+    out: PerRank = [None] * ex.mesh.num_ranks
+    for rank in ex.ranks:
+        out[rank.index] = ex.mailbox.take((_peer(op, rank.index, ex), rank.index, tag))
     return _result(op, out)

@@ -12,12 +12,14 @@ class InterpreterError(Exception):
     symbol, a value whose shape contradicts its type, an op it cannot execute.
 
     `located` is set once the message names the op it happened in, so enclosing
-    structure ops (a stg.repeat around the failing op) do not name themselves again.
+    structure ops (a stg.repeat around the failing op) do not name themselves again;
+    `stopped` marks a program stopped because another one running beside it failed.
     """
 
-    def __init__(self, message: str, *, located: bool = False):
+    def __init__(self, message: str, *, located: bool = False, stopped: bool = False):
         super().__init__(message)
         self.located = located
+        self.stopped = stopped
 
 
 def describe_op(op: Operation) -> str:

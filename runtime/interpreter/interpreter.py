@@ -1,23 +1,20 @@
 """The interpreter: binds a module's symbols and mesh, and runs its functions.
 
 `Interpreter` holds what does not change between runs (the simulated mesh, the
-symbol bindings); each `run` is an `Execution`, which holds the SSA values, the layer
-indices of the enclosing stg.repeats and the messages in flight, and runs ops in
-program order on every rank at once, checking each result against its type.
+symbol bindings). A run executes a function on a placement - every rank, or the ranks
+of one pipeline stage - as an `Execution`, which holds the SSA values and the layer
+indices of the enclosing stg.repeats and runs ops in program order on all its ranks
+at once, checking each result against its type. Functions placed on different ranks
+run side by side in threads and exchange messages through one Mailbox.
 """
 
 from __future__ import annotations
 
-from collections import deque
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
-from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Block, Operation, SSAValue
-from xdsl.utils.exceptions import VerifyException
-
 from stagec.dialects.stg.attributes import DistributedTensorType, TokenType
 from stagec.dialects.stg.mesh import MeshOp
 from stagec.dialects.stg.structure import YieldOp
@@ -31,11 +28,24 @@ from stagec.runtime.interpreter import (  # noqa: F401  (each registers its ops)
     structure,
     training,
 )
+from stagec.runtime.interpreter.collectives import Mailbox
 from stagec.runtime.interpreter.errors import InterpreterError, describe_op
 from stagec.runtime.interpreter.registry import Rank, implementation_of
 from stagec.runtime.interpreter.state import StateStore
 from stagec.runtime.interpreter.tensor_types import Sizes, check_value
-from stagec.runtime.interpreter.values import Layout, PerRank, SimulatedMesh, Token, assemble_global, shard_global
+from stagec.runtime.interpreter.values import (
+    Layout,
+    PerRank,
+    Placement,
+    SimulatedMesh,
+    Token,
+    assemble_global,
+    shard_global,
+)
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.utils.exceptions import VerifyException
 
 
 def _config(module: ModuleOp) -> dict[str, int]:
@@ -110,54 +120,125 @@ class Interpreter:
         raise InterpreterError(f"the module has no function @{name} (it has {', '.join('@' + n for n in names) or 'none'})")
 
     def run(
-        self, name: str, store: StateStore | None = None, args: Sequence[torch.Tensor] = ()
+        self, name: str, store: StateStore | None = None, args: Sequence[torch.Tensor | PerRank] = ()
     ) -> list[torch.Tensor]:
-        """Runs @name and returns its results as global tensors: split dims
-        concatenated, partial sums summed. `args` are global tensors, sharded by the
-        function's argument types; stg.assign updates `store` in place."""
-        func = self.function(name)
-        results = self.run_per_rank(name, store, args)
-        out = []
-        for i, (ty, value) in enumerate(zip(func.function_type.outputs.data, results)):
-            if not isinstance(ty, DistributedTensorType) or isinstance(value, Token):
-                raise InterpreterError(f"@{name} result #{i} is {ty}; only tensors can be returned as global tensors")
-            out.append(assemble_global(value, Layout.of(ty), self.mesh))
-        return out
+        """Runs @name on every rank and returns its results as global tensors: split
+        dims concatenated, partial sums summed. An argument is a global tensor (sharded
+        by its type) or a list of every rank's local; stg.assign updates `store`."""
+        return self.run_programs({name: {}}, store, {name: args})[name]
 
     def run_per_rank(
         self, name: str, store: StateStore | None = None, args: Sequence[torch.Tensor | PerRank] = ()
     ) -> list[PerRank | Token]:
-        """Runs @name and returns its results as every rank's locals. An argument may be
-        a global tensor (sharded by its type) or a list of per-rank locals."""
-        func = self.function(name)
-        block = func.body.block
-        if len(args) != len(block.args):
-            raise InterpreterError(f"@{name} takes {len(block.args)} arguments, {len(args)} given")
-        ex = Execution(self, store if store is not None else StateStore())
+        """Runs @name on every rank and returns its results as every rank's locals."""
+        return self.run_programs({name: {}}, store, {name: args}, per_rank=True)[name]
+
+    def run_programs(
+        self,
+        programs: Mapping[str, Mapping[str, int]],
+        store: StateStore | None = None,
+        args: Mapping[str, Sequence[torch.Tensor | PerRank]] | None = None,
+        *,
+        per_rank: bool = False,
+    ) -> dict[str, list]:
+        """Runs several functions at once, each on the ranks its coordinates select:
+        `{"stage0": {"pp": 0}, "stage1": {"pp": 1}}` runs a two-stage pipeline, whose
+        stg.send / stg.recv pair up across the functions. Each function runs in its own
+        thread (a receive waits for its send); results are global over each function's
+        ranks, or per rank."""
+        store = store if store is not None else StateStore()
+        args = args or {}
+        placements = {name: Placement(self.mesh, fixed) for name, fixed in programs.items()}
+        taken: dict[int, str] = {}
+        for name, placement in placements.items():
+            for rank in placement.ranks:
+                if rank in taken:
+                    raise InterpreterError(f"rank {rank} would run both @{taken[rank]} and @{name}")
+                taken[rank] = name
+        mailbox = Mailbox(len(programs))
+        runs = {name: _Run(self, name, placement, store, mailbox, args.get(name, ())) for name, placement in placements.items()}
+        if len(runs) == 1:
+            next(iter(runs.values())).run()
+        else:
+            threads = [threading.Thread(target=run.run, name=f"stg @{name}") for name, run in runs.items()]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        errors = [run.error for run in runs.values() if run.error is not None]
+        # report the failure that stopped the others, not the programs it stopped
+        errors.sort(key=lambda e: e.stopped)
+        if errors:
+            raise errors[0]
+        if per_rank:
+            return {name: run.results for name, run in runs.items()}
+        return {name: run.global_results() for name, run in runs.items()}
+
+
+class _Run:
+    """One function running on its placement (in its own thread with several)."""
+
+    def __init__(self, interpreter: Interpreter, name: str, placement: Placement, store: StateStore,
+                 mailbox: Mailbox, args: Sequence[torch.Tensor | PerRank]):
+        self.interpreter, self.name, self.placement = interpreter, name, placement
+        self.func = interpreter.function(name)
+        self.execution = Execution(interpreter, store, placement, mailbox)
+        self.args = args
+        self.results: list = []
+        self.error: InterpreterError | None = None
+
+    def run(self) -> None:
+        try:
+            self.results = self.execution.run_block(self.func.body.block, self._arguments())
+        except InterpreterError as e:
+            self.error = e
+        except Exception as e:  # a bug of the interpreter: report it, stop the others
+            self.error = InterpreterError(f"@{self.name}: internal error: {e!r}")
+            self.error.__cause__ = e
+        finally:
+            self.execution.mailbox.finished(failed=self.error is not None)
+
+    def _arguments(self) -> list[PerRank]:
+        block, name = self.func.body.block, self.name
+        if len(self.args) != len(block.args):
+            raise InterpreterError(f"@{name} takes {len(block.args)} arguments, {len(self.args)} given")
         values = []
-        for i, (arg, value) in enumerate(zip(block.args, args)):
+        for i, (arg, value) in enumerate(zip(block.args, self.args)):
             ty = arg.type
             if not isinstance(ty, DistributedTensorType):
                 raise InterpreterError(f"@{name} argument #{i} is {ty}; the interpreter passes tensors only")
-            value = list(value) if isinstance(value, (list, tuple)) else shard_global(value, Layout.of(ty), self.mesh)
-            check_value(value, ty, self.sizes, f"@{name} argument #{i}")
+            if isinstance(value, (list, tuple)):
+                value = list(value)
+            else:
+                value = shard_global(value, Layout.of(ty), self.placement)
+            check_value(value, ty, self.interpreter.sizes, f"@{name} argument #{i}")
             values.append(value)
-        return ex.run_block(block, values)
+        return values
+
+    def global_results(self) -> list[torch.Tensor]:
+        out = []
+        for i, (ty, value) in enumerate(zip(self.func.function_type.outputs.data, self.results)):
+            if not isinstance(ty, DistributedTensorType) or isinstance(value, Token):
+                raise InterpreterError(f"@{self.name} result #{i} is {ty}; only tensors can be returned as global tensors")
+            out.append(assemble_global(value, Layout.of(ty), self.placement))
+        return out
 
 
 class Execution:
-    """One run of a function: SSA values, state, layer indices, messages in flight."""
+    """One function running on a placement: SSA values, layer indices, and the shared
+    state store and mailbox."""
 
-    def __init__(self, interpreter: Interpreter, store: StateStore):
+    def __init__(self, interpreter: Interpreter, store: StateStore, placement: Placement, mailbox: Mailbox):
         self.mesh = interpreter.mesh
         self.sizes = interpreter.sizes
         self.store = store
-        self.ranks = [Rank(r, self.mesh, self.sizes) for r in range(self.mesh.num_ranks)]
+        self.placement = placement
+        self.mailbox = mailbox
+        self.ranks = [Rank(r, self.mesh, self.sizes) for r in placement.ranks]
         self.values: dict[SSAValue, Any] = {}
         self.released: dict[SSAValue, Operation] = {}
         # (iteration's layer index, count) of each enclosing stg.repeat, outermost first
         self.layers: list[tuple[int, int]] = []
-        self.mailbox: dict[tuple[int, int, int], deque[torch.Tensor]] = {}
         # stacked states this run has copied, so it may write their layers in place
         self.owned_state: set[tuple[str, object]] = set()
 
@@ -204,7 +285,7 @@ class Execution:
         except InterpreterError as e:
             if e.located:
                 raise
-            raise InterpreterError(f"{describe_op(op)}{self._where()}: {e}", located=True) from e
+            raise InterpreterError(f"{describe_op(op)}{self._where()}: {e}", located=True, stopped=e.stopped) from e
         except (RuntimeError, IndexError, ValueError, TypeError) as e:
             raise InterpreterError(f"{describe_op(op)}{self._where()}: torch failed: {e}", located=True) from e
 

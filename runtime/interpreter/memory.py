@@ -17,7 +17,7 @@ def release(op: ReleaseOp, operands, ex):
 
 @implements(OffloadOp, ReloadOp)
 def transfer(op, operands, ex):
-    copy = [local.clone() for local in operands[0]]
+    copy = [None if local is None else local.clone() for local in operands[0]]
     return [Token(copy) if isinstance(op.results[0].type, TokenType) else copy]
 
 

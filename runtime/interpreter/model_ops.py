@@ -13,7 +13,6 @@ import math
 
 import torch
 import torch.nn.functional as F
-
 from stagec.dialects.stg.model_ops import (
     AttentionOp,
     CrossEntropyOp,

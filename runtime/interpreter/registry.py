@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import torch
-from xdsl.ir import Operation
-
 from stagec.runtime.interpreter.tensor_types import Sizes
-from stagec.runtime.interpreter.values import SimulatedMesh, local_part
+from stagec.runtime.interpreter.values import PerRank, SimulatedMesh, local_part
+from xdsl.ir import Operation
 
 if TYPE_CHECKING:
     from stagec.runtime.interpreter.interpreter import Execution
@@ -68,14 +67,14 @@ def per_rank(*op_classes: type[Operation]) -> Callable[[LocalImpl], LocalImpl]:
     """Registers `impl(op, rank, *locals) -> local result(s)`, run on every rank."""
 
     def register(impl: LocalImpl) -> LocalImpl:
-        def run(op: Operation, operands: list[Any], ex: Execution) -> list[list[torch.Tensor]]:
-            outs: list[list[torch.Tensor]] = [[] for _ in op.results]
+        def run(op: Operation, operands: list[Any], ex: Execution) -> list[PerRank]:
+            outs: list[PerRank] = [[None] * ex.mesh.num_ranks for _ in op.results]
             for rank in ex.ranks:
                 results = impl(op, rank, *(value[rank.index] for value in operands))
                 if isinstance(results, torch.Tensor):
                     results = (results,)
                 for out, local in zip(outs, results, strict=True):
-                    out.append(local)
+                    out[rank.index] = local
             return outs
 
         implements(*op_classes)(run)

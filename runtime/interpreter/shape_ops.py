@@ -8,8 +8,13 @@ Concat and split work on dims no axis splits, so local sizes are global sizes th
 from __future__ import annotations
 
 import torch
-
-from stagec.dialects.stg.shape_ops import ConcatOp, FillOp, ReshapeOp, SplitOp, TransposeOp
+from stagec.dialects.stg.shape_ops import (
+    ConcatOp,
+    FillOp,
+    ReshapeOp,
+    SplitOp,
+    TransposeOp,
+)
 from stagec.runtime.interpreter.registry import Rank, per_rank
 from stagec.runtime.interpreter.tensor_types import torch_dtype
 

@@ -16,8 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import torch
-
-from stagec.dialects.stg.state import AssignOp, InputOp, OptimizerStateOp, ParamOp, StateOp
+from stagec.dialects.stg.state import (
+    AssignOp,
+    InputOp,
+    OptimizerStateOp,
+    ParamOp,
+    StateOp,
+)
 from stagec.runtime.interpreter.errors import InterpreterError
 from stagec.runtime.interpreter.registry import implements
 from stagec.runtime.interpreter.tensor_types import torch_dtype
@@ -92,13 +97,13 @@ def read(op: StateOp, operands, ex):
             raise InterpreterError(f"{what} is {value.dtype} in the state store, but the program reads it as {dtype}")
         # a copy: a later stg.assign may write the stored tensor in place
         value = value.clone()
-    return [shard_global(value, Layout.of(ty), ex.mesh)]
+    return [shard_global(value, Layout.of(ty), ex.placement)]
 
 
 @implements(AssignOp)
 def assign(op: AssignOp, operands, ex):
     ty = op.value.type
-    value = assemble_global(operands[0], Layout.of(ty), ex.mesh)
+    value = assemble_global(operands[0], Layout.of(ty), ex.placement)
     table, key = _slot(op)
     tensors = getattr(ex.store, table)
     if not ex.layers:

@@ -9,7 +9,6 @@ reversed loop over saved activations lines up with the forward loop that saved t
 from __future__ import annotations
 
 import torch
-
 from stagec.dialects.stg.structure import LoopOp, MicroBatchOp, PhaseOp, RepeatOp
 from stagec.runtime.interpreter.registry import implements
 from stagec.runtime.interpreter.values import PerRank
@@ -23,7 +22,7 @@ def loop(op: LoopOp, operands, ex):
     per_iteration: list[list[PerRank | None]] = []
     for step in range(count):
         index = count - 1 - step if op.reverse is not None else step
-        slices = [[local[index] for local in value] for value in scanned]
+        slices = [[None if local is None else local[index] for local in value] for value in scanned]
         if isinstance(op, RepeatOp):
             ex.layers.append((index, count))
         try:
@@ -37,10 +36,12 @@ def loop(op: LoopOp, operands, ex):
             per_iteration = [[None] * count for _ in outputs]
         for stack, value in zip(per_iteration, outputs):
             stack[index] = value
-    stacked = [
-        [torch.stack([value[rank] for value in stack]) for rank in range(ex.mesh.num_ranks)]
-        for stack in per_iteration
-    ]
+    stacked = []
+    for stack in per_iteration:
+        value: PerRank = [None] * ex.mesh.num_ranks
+        for rank in ex.ranks:
+            value[rank.index] = torch.stack([layer[rank.index] for layer in stack])
+        stacked.append(value)
     return [*carried, *stacked]
 
 

@@ -6,13 +6,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import torch
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, IntegerType
-from xdsl.ir import Attribute
-
 from stagec.dialects.stg.attributes import DistributedTensorType
 from stagec.dialects.symbolic import Expr, IndivisibleError, UnboundSymbolError
 from stagec.runtime.interpreter.errors import InterpreterError
 from stagec.runtime.interpreter.values import PerRank
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+)
+from xdsl.ir import Attribute
 
 _FLOAT_DTYPES = {
     BFloat16Type: torch.bfloat16,
@@ -78,10 +83,11 @@ class Sizes:
 
 
 def check_value(value: PerRank, ty: DistributedTensorType, sizes: Sizes, what: str) -> None:
-    """Fail unless every rank's local has the shape and dtype the type gives it."""
+    """Fail unless every rank's local has the shape and dtype the type gives it (ranks
+    outside the program that computes the value hold None)."""
     shape, dtype = sizes.local_shape(ty), torch_dtype(ty.element_type)
     for rank, local in enumerate(value):
-        if tuple(local.shape) != shape or local.dtype != dtype:
+        if local is not None and (tuple(local.shape) != shape or local.dtype != dtype):
             where = f" on rank {rank}" if len(value) > 1 else ""
             under = f" under {sizes.bound(ty)}" if sizes.bound(ty) else ""
             raise InterpreterError(

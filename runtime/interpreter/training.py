@@ -11,12 +11,12 @@ result to every rank, and differentiating every copy would count it once per ran
 from __future__ import annotations
 
 import torch
-
 from stagec.dialects.stg.comm import CommOp
 from stagec.dialects.stg.training import AdamOp, SgdOp, VjpOp
 from stagec.runtime.interpreter.errors import InterpreterError
 from stagec.runtime.interpreter.registry import Rank, implements, per_rank
 from stagec.runtime.interpreter.tensor_types import torch_dtype
+from stagec.runtime.interpreter.values import PerRank
 
 
 def _differentiable(local: torch.Tensor) -> torch.Tensor:
@@ -45,29 +45,34 @@ def vjp(op: VjpOp, operands, ex):
             raise InterpreterError(
                 f"primal #{i} has element type {op.primals[i].type.element_type}; only floats have gradients"
             )
-    outer_graph = any(local.requires_grad for value in primals + cotangents for local in value)
-    leaves = [[_differentiable(local) for local in value] for value in primals]
+    ranks = [rank.index for rank in ex.ranks]
+    outer_graph = any(value[r].requires_grad for value in primals + cotangents for r in ranks)
+    leaves: list[PerRank] = [[None] * ex.mesh.num_ranks for _ in primals]
+    for leaf, value in zip(leaves, primals):
+        for r in ranks:
+            leaf[r] = _differentiable(value[r])
     with torch.enable_grad():
         outputs = ex.run_block(op.body.block, leaves)
     roots, seeds = [], []
     for value, cotangent in zip(outputs, cotangents):
-        for local, seed in zip(value, cotangent):
-            if local.requires_grad:
-                roots.append(local)
-                seeds.append(seed.to(local.dtype))
-    inputs = [local for i in wrt for local in leaves[i]]
+        for r in ranks:
+            if value[r].requires_grad:
+                roots.append(value[r])
+                seeds.append(cotangent[r].to(value[r].dtype))
+    inputs = [leaves[i][r] for i in wrt for r in ranks]
     grads = (
         torch.autograd.grad(roots, inputs, seeds, allow_unused=True, create_graph=outer_graph)
         if roots
         else [None] * len(inputs)
     )
-    n = ex.mesh.num_ranks
     results = []
-    for k, i in enumerate(wrt):
-        per_rank_grads = grads[k * n : (k + 1) * n]
-        results.append(
-            [torch.zeros_like(leaf) if g is None else g for g, leaf in zip(per_rank_grads, leaves[i])]
-        )
+    grads = iter(grads)
+    for i in wrt:
+        value: PerRank = [None] * ex.mesh.num_ranks
+        for r in ranks:
+            g = next(grads)
+            value[r] = torch.zeros_like(leaves[i][r]) if g is None else g
+        results.append(value)
     return results
 
 

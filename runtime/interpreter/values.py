@@ -20,12 +20,12 @@ from functools import cache
 from math import prod
 
 import torch
-
 from stagec.dialects.stg.attributes import DistributedTensorType
 from stagec.runtime.interpreter.errors import InterpreterError
 
-PerRank = list[torch.Tensor]
-"""One SSA value: the local tensor of every simulated rank, indexed by rank."""
+PerRank = list[torch.Tensor | None]
+"""One SSA value: the local tensor of every simulated rank, indexed by rank (None on
+ranks outside the program that computes it)."""
 
 
 @dataclass
@@ -172,23 +172,59 @@ def assemble(
     return concat(())
 
 
-def assemble_global(value: PerRank, layout: Layout, mesh: SimulatedMesh) -> torch.Tensor:
-    """The global tensor all ranks hold together."""
-    return assemble(dict(enumerate(value)), layout, mesh, mesh.axes)
+class Placement:
+    """The ranks a program runs on: those whose coordinates match `fixed` (every rank
+    when it is empty), e.g. {"pp": 1} for a pipeline stage. Its values spread over the
+    other axes."""
+
+    def __init__(self, mesh: SimulatedMesh, fixed: Mapping[str, int] | None = None):
+        self.mesh, self.fixed = mesh, dict(fixed or {})
+        for axis, coord in self.fixed.items():
+            if not 0 <= coord < mesh.size(axis):
+                raise InterpreterError(f"coordinate {axis} = {coord} is outside {mesh}")
+        self.ranks = [r for r, c in enumerate(mesh.coords) if all(c[a] == v for a, v in self.fixed.items())]
+        self.axes = tuple(a for a in mesh.axes if a not in self.fixed)
+
+    def __repr__(self) -> str:
+        return f"ranks with {', '.join(f'{a} = {v}' for a, v in self.fixed.items()) or 'any coordinates'}"
 
 
-def shard_global(tensor: torch.Tensor, layout: Layout, mesh: SimulatedMesh) -> PerRank:
-    return [shard(tensor, layout, mesh, rank) for rank in range(mesh.num_ranks)]
+def assemble_global(value: PerRank, layout: Layout, placement: Placement) -> torch.Tensor:
+    """The global tensor the program's ranks hold together."""
+    return assemble({r: value[r] for r in placement.ranks}, layout, placement.mesh, placement.axes)
 
 
-def regroup(value: PerRank, src: Layout, dst: Layout, axes: Sequence[str], mesh: SimulatedMesh) -> PerRank:
+def shard_global(tensor: torch.Tensor, layout: Layout, placement: Placement) -> PerRank:
+    out: PerRank = [None] * placement.mesh.num_ranks
+    for rank in placement.ranks:
+        out[rank] = shard(tensor, layout, placement.mesh, rank)
+    return out
+
+
+def groups_within(placement: Placement, axes: Sequence[str]) -> list[tuple[int, ...]]:
+    """The communicator groups along `axes` among the program's ranks."""
+    ranks = set(placement.ranks)
+    groups = []
+    for group in placement.mesh.groups(tuple(axes)):
+        inside = [r for r in group if r in ranks]
+        if inside and len(inside) != len(group):
+            raise InterpreterError(
+                f"a collective over [{', '.join(axes)}] would join ranks of this program with "
+                f"ranks outside it ({', '.join(f'{a} = {v}' for a, v in placement.fixed.items())})"
+            )
+        if inside:
+            groups.append(group)
+    return groups
+
+
+def regroup(value: PerRank, src: Layout, dst: Layout, axes: Sequence[str], placement: Placement) -> PerRank:
     """Within each group along `axes`, assemble the group's tensor from the `src`
     layout and re-cut it into the `dst` layout: all_gather, reduce_scatter,
     all_reduce, all_to_all and reshard are all this, with different layouts."""
-    axes = tuple(axes)
+    axes, mesh = tuple(axes), placement.mesh
     src_in, dst_in = src.within(axes), dst.within(axes)
-    out: PerRank = [None] * mesh.num_ranks  # type: ignore[list-item]
-    for group in mesh.groups(axes):
+    out: PerRank = [None] * mesh.num_ranks
+    for group in groups_within(placement, axes):
         whole = assemble({r: value[r] for r in group}, src_in, mesh, axes)
         for rank in group:
             out[rank] = shard(whole, dst_in, mesh, rank)

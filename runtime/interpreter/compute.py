@@ -25,7 +25,7 @@ from stagec.dialects.stg.compute import (
     parse_equation,
 )
 from stagec.runtime.interpreter.errors import InterpreterError
-from stagec.runtime.interpreter.registry import Rank, per_rank
+from stagec.runtime.interpreter.registry import Rank, per_op, per_rank
 from stagec.runtime.interpreter.tensor_types import compute_dtype, torch_dtype
 
 E = ElementwiseKind
@@ -44,6 +44,7 @@ def apply_slices(rank: Rank, inputs: Sequence[torch.Tensor], slices: LocalSlices
 # -- einsum ------------------------------------------------------------------------------
 
 
+@per_op
 def einsum_slices(op: EinsumOp) -> LocalSlices:
     types = [v.type for v in op.inputs]
     subs, _ = parse_equation(op.equation.data, [t.rank for t in types])
@@ -148,6 +149,7 @@ DERIVATIVE: dict[ElementwiseKind, Callable[[torch.Tensor], torch.Tensor]] = {
 }
 
 
+@per_op
 def elementwise_slices(op: ElementwiseOp) -> LocalSlices:
     """Operands broadcast against the result's trailing dims; a whole operand dim the
     result splits is cut to this rank's block."""

@@ -8,6 +8,7 @@ registry runs once per simulated rank.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,19 @@ def implements(*op_classes: type[Operation]) -> Callable[[OpImpl], OpImpl]:
         return impl
 
     return register
+
+
+def per_op(derive: Callable[[Operation], Any]) -> Callable[[Operation], Any]:
+    """Caches what `derive` works out from an op's types alone (e.g. which operands a
+    rank slices), so loops and ranks do not work it out again."""
+    cache: weakref.WeakKeyDictionary[Operation, Any] = weakref.WeakKeyDictionary()
+
+    def cached(op: Operation) -> Any:
+        if op not in cache:
+            cache[op] = derive(op)
+        return cache[op]
+
+    return cached
 
 
 def implementation_of(op: Operation) -> OpImpl | None:

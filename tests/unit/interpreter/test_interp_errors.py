@@ -142,7 +142,7 @@ def test_symbolic_mesh_axis_needs_a_binding():
 
 def test_unknown_function():
     with _raises("the module has no function @g (it has @f)"):
-        interpreter(f"func.func @f() {{\n func.return\n }}").run("g")
+        interpreter("func.func @f() {\n func.return\n }").run("g")
 
 
 def test_a_collective_inside_a_vjp_body_is_refused():

@@ -141,9 +141,9 @@ def _checked_bindings(pairs: Iterable[tuple[str, int]]) -> dict[str, int]:
             Expr.sym(symbol)
         except SymbolicError as error:
             raise ValueError(f"cannot bind '{symbol}': {error}") from None
-        if type(value) is not int:
+        if not isinstance(value, int) or isinstance(value, bool):
             raise ValueError(f"symbol {symbol} must be bound to an integer, not {value!r}")
-        checked[symbol] = value
+        checked[symbol] = int(value)
     return checked
 
 
@@ -156,8 +156,8 @@ def _config_bindings(module: ModuleOp) -> dict[str, int]:
         _fail(module, f"{CONFIG} must be a dictionary of the model's symbol values, not {config}")
     env: dict[str, int] = {}
     for key, value in config.data.items():
-        if _integer(value) is not None and _is_symbol(key):
-            env[key] = value.value.data
+        if (number := _integer(value)) is not None and _is_symbol(key):
+            env[key] = number
     return env
 
 
@@ -185,7 +185,8 @@ def _record_overrides(module: ModuleOp, options: Mapping[str, int]) -> None:
     entries = dict(config.data)
     changed = False
     for key, value in config.data.items():
-        if _integer(value) is not None and key in options and value.value.data != options[key]:
+        number = _integer(value)
+        if number is not None and key in options and number != options[key]:
             entries[key] = IntegerAttr(options[key], value.type)
             changed = True
     if changed:

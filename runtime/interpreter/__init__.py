@@ -26,10 +26,18 @@ sums add up, other axes duplicate). Hence:
 - collectives and point-to-point ops move tensors between the ranks' lists, within
   the communicator groups of their mesh axes.
 
+All ranks of a program run each op together (lockstep). Pipeline stages are separate
+functions on separate ranks: `run_programs({"stage0": {"pp": 0}, "stage1": {"pp": 1}})`
+runs each on the ranks its coordinates select, side by side in threads, and their
+stg.send / stg.recv pair up by peer coordinates and tag (a receive waits for its
+send; when every program waits, the run reports the deadlock). `run_per_rank` and
+`per_rank=True` return every rank's locals instead of global tensors.
+
 Running a sharded program and the unsharded original on the same store then compares
 them exactly. Every op's result is checked against its type (local shape and dtype
 under the bindings), so a transformation that gets a layout wrong fails at the op
-that shows it, not at the end.
+that shows it, not at the end. Dropout runs as the identity, so that transformed
+programs compare exactly; stg.opaque cannot run at all.
 
 Modules: values.py (per-rank values, mesh, shard/assemble), tensor_types.py (types
 under the bindings), registry.py (dispatch by op class), interpreter.py (Interpreter,
@@ -41,13 +49,14 @@ training.py.
 from stagec.runtime.interpreter.errors import InterpreterError
 from stagec.runtime.interpreter.interpreter import Execution, Interpreter
 from stagec.runtime.interpreter.state import StateStore
-from stagec.runtime.interpreter.values import PerRank, SimulatedMesh, Token
+from stagec.runtime.interpreter.values import PerRank, Placement, SimulatedMesh, Token
 
 __all__ = [
     "Execution",
     "Interpreter",
     "InterpreterError",
     "PerRank",
+    "Placement",
     "SimulatedMesh",
     "StateStore",
     "Token",

@@ -15,6 +15,7 @@ import threading
 from collections import deque
 
 import torch
+
 from stagec.dialects.stg.attributes import TokenType
 from stagec.dialects.stg.comm import (
     AllGatherOp,
@@ -117,9 +118,11 @@ def broadcast(op: BroadcastOp, operands, ex):
     (value,), axes, root = operands, op.axis_names, op.root.value.data
     out: PerRank = list(value)
     for group in groups_within(ex.placement, axes):
-        source = next(r for r in group if ex.mesh.index_over(r, axes) == root)
+        sources = [r for r in group if ex.mesh.index_over(r, axes) == root]
+        if not sources:
+            raise InterpreterError(f"root {root} is not a member of the {len(group)}-rank group over [{', '.join(axes)}]")
         for rank in group:
-            out[rank] = value[source]
+            out[rank] = value[sources[0]]
     return _result(op, out)
 
 

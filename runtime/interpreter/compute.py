@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 import torch.nn.functional as F
+
 from stagec.dialects.stg.compute import (
     EinsumOp,
     ElementwiseKind,

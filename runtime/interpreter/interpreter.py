@@ -15,6 +15,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
 from stagec.dialects.stg.attributes import DistributedTensorType, TokenType
 from stagec.dialects.stg.mesh import MeshOp
 from stagec.dialects.stg.structure import YieldOp
@@ -42,10 +47,6 @@ from stagec.runtime.interpreter.values import (
     assemble_global,
     shard_global,
 )
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
-from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Block, Operation, SSAValue
-from xdsl.utils.exceptions import VerifyException
 
 
 def _config(module: ModuleOp) -> dict[str, int]:
@@ -287,7 +288,7 @@ class Execution:
                 raise
             raise InterpreterError(f"{describe_op(op)}{self._where()}: {e}", located=True, stopped=e.stopped) from e
         except (RuntimeError, IndexError, ValueError, TypeError) as e:
-            raise InterpreterError(f"{describe_op(op)}{self._where()}: torch failed: {e}", located=True) from e
+            raise InterpreterError(f"{describe_op(op)}{self._where()}: {type(e).__name__}: {e}", located=True) from e
 
     def _where(self) -> str:
         return "".join(f" [layer {i} of {n}]" for i, n in self.layers)

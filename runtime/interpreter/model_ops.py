@@ -13,6 +13,7 @@ import math
 
 import torch
 import torch.nn.functional as F
+
 from stagec.dialects.stg.model_ops import (
     AttentionOp,
     CrossEntropyOp,
@@ -102,7 +103,12 @@ def route(scores: torch.Tensor, top_k: int, capacity: int):
     """moe_dispatch's routing: each token's top-k experts (descending score, ties to the
     lower expert index), its slot in an expert = the earlier tokens routed there, and
     slots past capacity dropped. Returns the kept (token, expert, slot) triples and each
-    token's top-k experts [T, k]."""
+    token's top-k experts [T, k].
+
+    With the tokens split over ranks, each rank routes its own tokens into its own
+    block of the capacity dim (a per-rank capacity, as expert-parallel training does).
+    Slots then differ from the unsharded routing, and so may drops; what moe_combine
+    returns per token is the same wherever neither drops a token."""
     chosen = torch.sort(scores, dim=-1, descending=True, stable=True).indices[:, :top_k]
     routed = torch.zeros(scores.shape, dtype=torch.bool).scatter(1, chosen, True)
     slots = routed.long().cumsum(dim=0) - 1

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import torch
+from xdsl.ir import Operation
+
 from stagec.runtime.interpreter.tensor_types import Sizes
 from stagec.runtime.interpreter.values import PerRank, SimulatedMesh, local_part
-from xdsl.ir import Operation
 
 if TYPE_CHECKING:
     from stagec.runtime.interpreter.interpreter import Execution

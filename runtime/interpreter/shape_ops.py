@@ -8,6 +8,7 @@ Concat and split work on dims no axis splits, so local sizes are global sizes th
 from __future__ import annotations
 
 import torch
+
 from stagec.dialects.stg.shape_ops import (
     ConcatOp,
     FillOp,

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import torch
+
 from stagec.dialects.stg.state import (
     AssignOp,
     InputOp,

@@ -9,7 +9,9 @@ reversed loop over saved activations lines up with the forward loop that saved t
 from __future__ import annotations
 
 import torch
+
 from stagec.dialects.stg.structure import LoopOp, MicroBatchOp, PhaseOp, RepeatOp
+from stagec.runtime.interpreter.errors import InterpreterError
 from stagec.runtime.interpreter.registry import implements
 from stagec.runtime.interpreter.values import PerRank
 
@@ -17,6 +19,8 @@ from stagec.runtime.interpreter.values import PerRank
 @implements(RepeatOp, MicroBatchOp)
 def loop(op: LoopOp, operands, ex):
     count = ex.sizes.eval(op.count_expr, f"the count of '{op.name}'")
+    if count < 1:
+        raise InterpreterError(f"the count {op.count_expr} = {count} must be at least 1")
     carried = operands[: len(op.carried)]
     scanned = operands[len(op.carried) :]
     per_iteration: list[list[PerRank | None]] = []

@@ -6,10 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import torch
-from stagec.dialects.stg.attributes import DistributedTensorType
-from stagec.dialects.symbolic import Expr, IndivisibleError, UnboundSymbolError
-from stagec.runtime.interpreter.errors import InterpreterError
-from stagec.runtime.interpreter.values import PerRank
 from xdsl.dialects.builtin import (
     BFloat16Type,
     Float16Type,
@@ -18,6 +14,11 @@ from xdsl.dialects.builtin import (
     IntegerType,
 )
 from xdsl.ir import Attribute
+
+from stagec.dialects.stg.attributes import DistributedTensorType
+from stagec.dialects.symbolic import Expr, IndivisibleError, UnboundSymbolError
+from stagec.runtime.interpreter.errors import InterpreterError
+from stagec.runtime.interpreter.values import PerRank
 
 _FLOAT_DTYPES = {
     BFloat16Type: torch.bfloat16,

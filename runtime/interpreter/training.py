@@ -11,6 +11,7 @@ result to every rank, and differentiating every copy would count it once per ran
 from __future__ import annotations
 
 import torch
+
 from stagec.dialects.stg.comm import CommOp
 from stagec.dialects.stg.training import AdamOp, SgdOp, VjpOp
 from stagec.runtime.interpreter.errors import InterpreterError

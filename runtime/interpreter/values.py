@@ -20,6 +20,7 @@ from functools import cache
 from math import prod
 
 import torch
+
 from stagec.dialects.stg.attributes import DistributedTensorType
 from stagec.runtime.interpreter.errors import InterpreterError
 

@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+
 from interp_testing import close, rand, run, t
 
 # -- einsum ------------------------------------------------------------------------------

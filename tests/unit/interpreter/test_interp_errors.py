@@ -6,9 +6,10 @@ import re
 
 import pytest
 import torch
-from interp_testing import interpreter, parse, rand, run, t
 
 from stagec.runtime.interpreter import Interpreter, InterpreterError, StateStore
+
+from interp_testing import interpreter, parse, rand, run, t
 
 
 def _raises(message: str):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+
 from interp_testing import close, interpreter, rand, randint, run, t
 
 # -- attention ---------------------------------------------------------------------------

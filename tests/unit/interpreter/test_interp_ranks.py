@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 import torch
-from interp_testing import close, interpreter, rand, run, t
 
 from stagec.runtime.interpreter import InterpreterError, StateStore
+
+from interp_testing import close, interpreter, rand, run, t
 
 # -- a Megatron MLP: column-parallel up projection, row-parallel down projection -------
 

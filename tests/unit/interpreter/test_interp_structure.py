@@ -4,9 +4,10 @@ stg.microbatch, stg.phase, and stg.assign into plain and stacked states."""
 from __future__ import annotations
 
 import torch
-from interp_testing import close, interpreter, rand, run, t
 
 from stagec.runtime.interpreter import StateStore
+
+from interp_testing import close, interpreter, rand, run, t
 
 LAYER = f"""
       %w = stg.param "layers.w" : {t("H, H")}

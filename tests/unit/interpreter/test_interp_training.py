@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from interp_testing import close, interpreter, rand, run, t
 
 from stagec.runtime.interpreter import StateStore
+
+from interp_testing import close, interpreter, rand, run, t
 
 Q, KV = t("B, S, N, D"), t("B, S, KV, D")
 

@@ -9,6 +9,7 @@ layer stack is one `stg.repeat` whose body reads the per-layer parameters.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 
@@ -34,7 +35,7 @@ from stagec.dialects.stg import NormKind, TensorType
 from stagec.dialects.symbolic import Expr
 from stagec.frontends.templates.config import ConfigError, ModelConfig
 
-__all__ = ["DTYPES", "Builder", "element_type"]
+__all__ = ["DTYPES", "Builder", "capacity", "element_type", "module_name", "named"]
 
 DTYPES: dict[str, Attribute] = {"bf16": bf16, "f16": f16, "f32": f32, "f64": f64}
 _DTYPE_ALIASES = {"bfloat16": "bf16", "float16": "f16", "half": "f16", "float32": "f32", "float": "f32",
@@ -57,6 +58,27 @@ def element_type(dtype: str | Attribute) -> Attribute:
     if key not in DTYPES:
         raise ConfigError(f"unsupported dtype '{dtype}'; use one of {', '.join(DTYPES)}")
     return DTYPES[key]
+
+
+def named(value: SSAValue, hint: str | None) -> SSAValue:
+    """Gives `value` a printed name (%q, %attn) when it has none."""
+    if hint and value.name_hint is None:
+        value.name_hint = hint
+    return value
+
+
+def module_name(param: str) -> str:
+    """The torch module a parameter belongs to: ...self_attn.q_proj.weight -> q_proj,
+    ...c_attn.bias -> c_attn_bias, ...mixer.A_log -> A_log."""
+    parts = param.split(".")
+    if parts[-1] == "weight" and len(parts) > 1:
+        name = parts[-2]
+    elif parts[-1] == "bias" and len(parts) > 1:
+        name = f"{parts[-2]}_bias"
+    else:
+        name = parts[-1]
+    # xDSL reads a trailing _<n> as its own uniquing suffix: ln_1 -> ln1
+    return re.sub(r"_(\d+)$", r"\1", name)
 
 
 def _letter(dim: Dim, taken: str) -> str:
@@ -92,10 +114,10 @@ class Builder:
 
     # -- state ----------------------------------------------------------------------
     def param(self, name: str, *dims: Dim) -> SSAValue:
-        return stg.ParamOp(name, self.t(*dims)).result
+        return named(stg.ParamOp(name, self.t(*dims)).result, module_name(name))
 
     def input(self, name: str, *dims: Dim, element: Attribute) -> SSAValue:
-        return stg.InputOp(name, self.t(*dims, element=element)).result
+        return named(stg.InputOp(name, self.t(*dims, element=element)).result, name.replace(".", "_"))
 
     # -- compute --------------------------------------------------------------------
     def einsum(self, equation: str, inputs: Sequence[SSAValue], *dims: Dim) -> SSAValue:
@@ -115,18 +137,24 @@ class Builder:
     def reshape(self, x: SSAValue, *dims: Dim) -> SSAValue:
         return stg.ReshapeOp(x, self.t(*dims, element=x.type.element_type)).result
 
-    def split(self, x: SSAValue, dim: int, sizes: Sequence[Dim]) -> list[SSAValue]:
+    def split(self, x: SSAValue, dim: int, sizes: Sequence[Dim], hints: Sequence[str] = ()) -> list[SSAValue]:
         shape = list(x.type.shape)
         types = [self.t(*shape[:dim], size, *shape[dim + 1 :], element=x.type.element_type) for size in sizes]
-        return list(stg.SplitOp(x, dim, types).outputs)
+        pieces = list(stg.SplitOp(x, dim, types).outputs)
+        for piece, hint in zip(pieces, hints):
+            named(piece, hint)
+        return pieces
 
     def concat(self, xs: Sequence[SSAValue], dim: int) -> SSAValue:
         shape = list(xs[0].type.shape)
         shape[dim] = sum((x.type.shape[dim] for x in xs[1:]), xs[0].type.shape[dim])
         return stg.ConcatOp(list(xs), dim, self.t(*shape, element=xs[0].type.element_type)).result
 
-    def linear(self, x: SSAValue, weight: str, out_dim: Dim, in_dim: Dim, bias: str | None = None) -> SSAValue:
-        """x [..., in] @ weight[out, in]^T (+ bias[out]): a torch nn.Linear."""
+    def linear(self, x: SSAValue, weight: str, out_dim: Dim, in_dim: Dim, bias: str | None = None,
+               hint: str | None = None) -> SSAValue:
+        """x [..., in] @ weight[out, in]^T (+ bias[out]): a torch nn.Linear, its result
+        named after the module (q_proj -> %q) unless `hint` says otherwise."""
+        hint = hint or module_name(weight).replace("_proj", "")
         lead = {2: "t", 3: "bs"}.get(x.type.rank) or "abcdeg"[: x.type.rank - 1]
         i = _letter(in_dim, lead)
         o = _letter(out_dim, lead + i)
@@ -135,7 +163,7 @@ class Builder:
         y = self.einsum(f"{lead}{i},{o}{i}->{lead}{o}", [x, w], *shape)
         if bias is not None:
             y = self.ew(EW.ADD, y, self.param(bias, out_dim))
-        return y
+        return named(y, hint)
 
     def norm(self, kind: NormKind, x: SSAValue, prefix: str, eps: float, bias: bool = False) -> SSAValue:
         """RMSNorm or LayerNorm over the last dim with `prefix.weight` (and `prefix.bias`)."""
@@ -153,11 +181,11 @@ class Builder:
         """Causal SDPA over [B, S, heads, d] tensors -> [B, S, heads, v's head dim]."""
         b, s = q.type.shape[:2]
         out = self.t(b, s, heads, v.type.shape[3])
-        return stg.AttentionOp(q, k, v, out, heads, kv_heads, causal=True).result
+        return named(stg.AttentionOp(q, k, v, out, heads, kv_heads, causal=True).result, "attn")
 
     def embedding(self, table: SSAValue, ids: SSAValue) -> SSAValue:
         out = self.t(*ids.type.shape, table.type.shape[1])
-        return stg.EmbeddingOp(table, ids, out).result
+        return named(stg.EmbeddingOp(table, ids, out).result, "x")
 
     # -- shared blocks ---------------------------------------------------------------
     def swiglu(self, x: SSAValue, prefix: str, size: Dim, names=("gate_proj", "up_proj", "down_proj")) -> SSAValue:
@@ -166,7 +194,7 @@ class Builder:
         h = x.type.shape[-1]
         gate = self.linear(x, f"{prefix}.{gate_name}.weight", size, h)
         up = self.linear(x, f"{prefix}.{up_name}.weight", size, h)
-        act = self.ew(EW.MUL, self.ew(EW.SILU, gate), up)
+        act = named(self.ew(EW.MUL, self.ew(EW.SILU, gate), up), "act")
         return self.linear(act, f"{prefix}.{down_name}.weight", h, size)
 
     def rotary(self, x: SSAValue, angles: SSAValue) -> SSAValue:
@@ -176,9 +204,10 @@ class Builder:
     def repeat(self, count: Dim, x: SSAValue, layer: Callable[[SSAValue], SSAValue]) -> SSAValue:
         """A layer stack: `layer` builds one layer's body on the carried [B, S, H]."""
         block = Block(arg_types=[x.type])
+        named(block.args[0], "h")
         with ImplicitBuilder(block):
             stg.YieldOp(layer(block.args[0]))
-        return stg.RepeatOp(count, [x], [], Region(block)).outputs[0]
+        return named(stg.RepeatOp(count, [x], [], Region(block)).outputs[0], "h")
 
     def tokens(self) -> tuple[SSAValue, SSAValue]:
         """The `input_ids` and (shifted) `labels` inputs, [B, S] i64."""
@@ -192,8 +221,8 @@ class Builder:
     def lm_loss(self, h: SSAValue, head: SSAValue, labels: SSAValue) -> SSAValue:
         """logits = h @ head^T ([V, H] table), then the mean token cross-entropy."""
         b, s, hidden = h.type.shape
-        logits = self.einsum("bsh,vh->bsv", [h, head], b, s, head.type.shape[0])
-        return stg.CrossEntropyOp(logits, labels, TensorType([], self.wide)).result
+        logits = named(self.einsum("bsh,vh->bsv", [h, head], b, s, head.type.shape[0]), "logits")
+        return named(stg.CrossEntropyOp(logits, labels, TensorType([], self.wide)).result, "loss")
 
     def forward_module(self, body: Callable[[], SSAValue]) -> ModuleOp:
         """`func.func @forward() -> loss` around `body`, in a module carrying

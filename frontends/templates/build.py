@@ -4,9 +4,8 @@ inputs that program reads (`rope_angles`, `example_inputs`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
 from xdsl.dialects.builtin import ModuleOp
 
 from stagec.frontends.templates.blocks import element_type
@@ -16,6 +15,9 @@ from stagec.frontends.templates.llama import build_llama
 from stagec.frontends.templates.mamba import build_mamba
 from stagec.frontends.templates.mla import build_deepseek_v2
 from stagec.frontends.templates.moe import build_deepseek_moe, build_mixtral
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["TEMPLATES", "build_model", "example_inputs", "rope_angles"]
 
@@ -38,14 +40,17 @@ def build_model(config: ModelConfig | str | Mapping[str, Any], dtype: str = "bf1
     return TEMPLATES[config.family](config, dtype)
 
 
-def rope_angles(seq_len: int, head_dim: int, theta: float = 10000.0, dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    """The rotary angles [S, 1, D]: angle[s, 0, d] = s * theta^(-2*(d mod D/2)/D),
-    HF's convention (each frequency twice, for rotate_half's two halves)."""
+def rope_angles(seq_len: int, head_dim: int, theta: float = 10000.0, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """The rotary angles [S, 1, D] (float32 unless `dtype`): angle[s, 0, d] =
+    s * theta^(-2*(d mod D/2)/D), HF's convention (each frequency twice, for
+    rotate_half's two halves)."""
+    import torch  # only the numeric helpers need torch; building IR does not
+
     if head_dim % 2:
         raise ValueError(f"rotary embedding needs an even head_dim, not {head_dim}")
     inv_freq = 1.0 / theta ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
     angles = torch.outer(torch.arange(seq_len, dtype=torch.float64), inv_freq)
-    return torch.cat([angles, angles], dim=-1).unsqueeze(1).to(dtype)
+    return torch.cat([angles, angles], dim=-1).unsqueeze(1).to(dtype or torch.float32)
 
 
 def example_inputs(config: ModelConfig | str | Mapping[str, Any], batch: int, seq_len: int,
@@ -54,6 +59,8 @@ def example_inputs(config: ModelConfig | str | Mapping[str, Any], batch: int, se
     `labels` [B, S] int64 (labels are the ids shifted left by one, then a random
     last token), GPT's `position_ids`, and `rope.angles` [S, 1, D] float32 (the IR's
     input type for every model dtype; the program casts it)."""
+    import torch
+
     if not isinstance(config, ModelConfig):
         config = load_config(config)
     element_type(dtype)

@@ -29,13 +29,13 @@ def gpt_layer(b: Builder, x: SSAValue) -> SSAValue:
     p = "transformer.h"
     eps = b.config.layer_norm_epsilon
     a = b.norm(NormKind.LAYER, x, f"{p}.ln_1", eps, bias=True)
-    qkv = b.linear(a, f"{p}.attn.c_attn.weight", "3*N*D", "H", bias=f"{p}.attn.c_attn.bias")
-    q, k, v = (b.reshape(t, "B", "S", "N", "D") for t in b.split(qkv, 2, ["N*D"] * 3))
+    qkv = b.linear(a, f"{p}.attn.c_attn.weight", "3*N*D", "H", bias=f"{p}.attn.c_attn.bias", hint="qkv")
+    q, k, v = (b.reshape(t, "B", "S", "N", "D") for t in b.split(qkv, 2, ["N*D"] * 3, ["q", "k", "v"]))
     o = b.reshape(b.attention(q, k, v, "N", "N"), "B", "S", "N*D")
-    h = b.ew(EW.ADD, x, b.linear(o, f"{p}.attn.c_proj.weight", "H", "N*D", bias=f"{p}.attn.c_proj.bias"))
+    h = b.ew(EW.ADD, x, b.linear(o, f"{p}.attn.c_proj.weight", "H", "N*D", bias=f"{p}.attn.c_proj.bias", hint="attn_out"))
     m = b.norm(NormKind.LAYER, h, f"{p}.ln_2", eps, bias=True)
-    m = b.ew(EW.GELU, b.linear(m, f"{p}.mlp.c_fc.weight", "F", "H", bias=f"{p}.mlp.c_fc.bias"))
-    return b.ew(EW.ADD, h, b.linear(m, f"{p}.mlp.c_proj.weight", "H", "F", bias=f"{p}.mlp.c_proj.bias"))
+    m = b.ew(EW.GELU, b.linear(m, f"{p}.mlp.c_fc.weight", "F", "H", bias=f"{p}.mlp.c_fc.bias", hint="fc"))
+    return b.ew(EW.ADD, h, b.linear(m, f"{p}.mlp.c_proj.weight", "H", "F", bias=f"{p}.mlp.c_proj.bias", hint="mlp_out"))
 
 
 def build_gpt(config: ModelConfig, dtype: str = "bf16") -> ModuleOp:

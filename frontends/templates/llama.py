@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
 from stagec.dialects.stg import ElementwiseKind as EW
-from stagec.frontends.templates.blocks import Builder
+from stagec.frontends.templates.blocks import Builder, named
 from stagec.frontends.templates.config import ModelConfig
 
 __all__ = ["LayerStack", "build_decoder", "build_llama", "gqa_attention"]
@@ -31,7 +31,8 @@ def gqa_attention(b: Builder, x: SSAValue, prefix: str, angles: SSAValue) -> SSA
     q = b.reshape(b.linear(x, f"{prefix}.q_proj.weight", "N*D", "H"), "B", "S", "N", "D")
     k = b.reshape(b.linear(x, f"{prefix}.k_proj.weight", "KV*D", "H"), "B", "S", "KV", "D")
     v = b.reshape(b.linear(x, f"{prefix}.v_proj.weight", "KV*D", "H"), "B", "S", "KV", "D")
-    o = b.attention(b.rotary(q, angles), b.rotary(k, angles), v, "N", "KV")
+    q, k = named(b.rotary(q, angles), "q_rot"), named(b.rotary(k, angles), "k_rot")
+    o = b.attention(q, k, v, "N", "KV")
     return b.linear(b.reshape(o, "B", "S", "N*D"), f"{prefix}.o_proj.weight", "H", "N*D")
 
 
@@ -63,7 +64,7 @@ def build_decoder(b: Builder, attention: Callable[[Builder, SSAValue, str, SSAVa
         def body(x: SSAValue) -> SSAValue:
             p = stack.prefix
             a = attention(b, b.rms_norm(x, f"{p}.input_layernorm"), f"{p}.self_attn", angles)
-            h = b.ew(EW.ADD, x, a)
+            h = named(b.ew(EW.ADD, x, a), "h_attn")
             return b.ew(EW.ADD, h, stack.ffn(b, b.rms_norm(h, f"{p}.post_attention_layernorm"), p))
 
         return body

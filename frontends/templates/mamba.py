@@ -29,25 +29,27 @@ from xdsl.ir import SSAValue
 
 from stagec.dialects import stg
 from stagec.dialects.stg import ElementwiseKind as EW
-from stagec.frontends.templates.blocks import Builder
+from stagec.frontends.templates.blocks import Builder, named
 from stagec.frontends.templates.config import ModelConfig
 
 __all__ = ["build_mamba"]
 
 
 def mamba_mixer(b: Builder, x: SSAValue, p: str) -> SSAValue:
-    x_in, z = b.split(b.linear(x, f"{p}.in_proj.weight", "2*DI", "H"), 2, ["DI", "DI"])
-    u = b.ew(EW.SILU, x_in)
-    dt, bc, cc = b.split(b.linear(u, f"{p}.x_proj.weight", "R+2*DS", "DI"), 2, ["R", "DS", "DS"])
-    dt = b.ew(EW.SOFTPLUS, b.linear(dt, f"{p}.dt_proj.weight", "DI", "R", bias=f"{p}.dt_proj.bias"))
-    a = b.ew(EW.NEG, b.ew(EW.EXP, b.param(f"{p}.A_log", "DI", "DS")))
+    x_in, z = b.split(b.linear(x, f"{p}.in_proj.weight", "2*DI", "H", hint="xz"), 2, ["DI", "DI"], ["x_in", "z"])
+    u = named(b.ew(EW.SILU, x_in), "u")
+    dt, bc, cc = b.split(b.linear(u, f"{p}.x_proj.weight", "R+2*DS", "DI", hint="dt_bc"), 2, ["R", "DS", "DS"],
+                         ["dt_low", "Bc", "Cc"])
+    dt = b.linear(dt, f"{p}.dt_proj.weight", "DI", "R", bias=f"{p}.dt_proj.bias", hint="dt_lin")
+    dt = named(b.ew(EW.SOFTPLUS, dt), "dt")
+    a = named(b.ew(EW.NEG, b.ew(EW.EXP, b.param(f"{p}.A_log", "DI", "DS"))), "A")
     state = ("B", "S", "DI", "DS")
-    da = b.ew(EW.EXP, b.einsum("bsd,dn->bsdn", [dt, a], *state))
-    db = b.einsum("bsn,bsd->bsdn", [bc, dt], *state)
-    delta_b = b.einsum("bsdn,bsd->bsdn", [db, u], *state)
-    h = stg.SsmScanOp(da, delta_b, 1).result
+    da = named(b.ew(EW.EXP, b.einsum("bsd,dn->bsdn", [dt, a], *state)), "dA")
+    db = named(b.einsum("bsn,bsd->bsdn", [bc, dt], *state), "dB")
+    delta_b = named(b.einsum("bsdn,bsd->bsdn", [db, u], *state), "deltaB")
+    h = named(stg.SsmScanOp(da, delta_b, 1).result, "hs")
     y = b.einsum("bsdn,bsn->bsd", [h, cc], "B", "S", "DI")
-    y = b.ew(EW.ADD, y, b.ew(EW.MUL, u, b.param(f"{p}.D", "DI")))
+    y = named(b.ew(EW.ADD, y, b.ew(EW.MUL, u, b.param(f"{p}.D", "DI"))), "y")
     y = b.ew(EW.MUL, y, b.ew(EW.SILU, z))
     return b.linear(y, f"{p}.out_proj.weight", "H", "DI")
 

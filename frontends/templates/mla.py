@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
 from stagec.dialects.stg import ElementwiseKind as EW
-from stagec.frontends.templates.blocks import Builder
+from stagec.frontends.templates.blocks import Builder, named
 from stagec.frontends.templates.config import ModelConfig
 from stagec.frontends.templates.llama import build_decoder
 from stagec.frontends.templates.moe import moe_stacks
@@ -35,23 +35,23 @@ def mla_attention(b: Builder, x: SSAValue, prefix: str, angles: SSAValue) -> SSA
     if b.config.q_lora_rank:
         q = b.linear(x, f"{prefix}.q_a_proj.weight", "QR", "H")
         q = b.rms_norm(q, f"{prefix}.q_a_layernorm", LATENT_NORM_EPS)
-        q = b.linear(q, f"{prefix}.q_b_proj.weight", "N*(DN+DR)", "QR")
+        q = b.linear(q, f"{prefix}.q_b_proj.weight", "N*(DN+DR)", "QR", hint="q")
     else:
         q = b.linear(x, f"{prefix}.q_proj.weight", "N*(DN+DR)", "H")
-    q_nope, q_pe = b.split(b.reshape(q, "B", "S", "N", "DN+DR"), 3, ["DN", "DR"])
+    q_nope, q_pe = b.split(b.reshape(q, "B", "S", "N", "DN+DR"), 3, ["DN", "DR"], ["q_nope", "q_pe"])
 
-    latent = b.linear(x, f"{prefix}.kv_a_proj_with_mqa.weight", "KVR+DR", "H")
-    c_kv, k_pe = b.split(latent, 2, ["KVR", "DR"])
+    latent = b.linear(x, f"{prefix}.kv_a_proj_with_mqa.weight", "KVR+DR", "H", hint="latent")
+    c_kv, k_pe = b.split(latent, 2, ["KVR", "DR"], ["c_kv", "k_pe"])
     kv = b.linear(b.rms_norm(c_kv, f"{prefix}.kv_a_layernorm", LATENT_NORM_EPS),
-                  f"{prefix}.kv_b_proj.weight", "N*(DN+DV)", "KVR")
-    k_nope, v = b.split(b.reshape(kv, "B", "S", "N", "DN+DV"), 3, ["DN", "DV"])
+                  f"{prefix}.kv_b_proj.weight", "N*(DN+DV)", "KVR", hint="kv")
+    k_nope, v = b.split(b.reshape(kv, "B", "S", "N", "DN+DV"), 3, ["DN", "DV"], ["k_nope", "v"])
 
-    q_pe = b.rotary(q_pe, angles)
-    k_pe = b.rotary(b.reshape(k_pe, "B", "S", 1, "DR"), angles)
+    q_pe = named(b.rotary(q_pe, angles), "q_rot")
+    k_pe = named(b.rotary(b.reshape(k_pe, "B", "S", 1, "DR"), angles), "k_rot")
     # one rope key shared by every head
-    k_pe = b.ew(EW.COPY, k_pe, like=b.t("B", "S", "N", "DR"))
-    query = b.concat([q_nope, q_pe], 3)
-    key = b.concat([k_nope, k_pe], 3)
+    k_pe = named(b.ew(EW.COPY, k_pe, like=b.t("B", "S", "N", "DR")), "k_rot_heads")
+    query = named(b.concat([q_nope, q_pe], 3), "query")
+    key = named(b.concat([k_nope, k_pe], 3), "key")
     o = b.attention(query, key, v, "N", "N")
     return b.linear(b.reshape(o, "B", "S", "N*DV"), f"{prefix}.o_proj.weight", "H", "N*DV")
 

@@ -28,7 +28,7 @@ from xdsl.ir import SSAValue
 
 from stagec.dialects import stg
 from stagec.dialects.stg import ElementwiseKind as EW
-from stagec.frontends.templates.blocks import Builder, capacity
+from stagec.frontends.templates.blocks import Builder, capacity, named
 from stagec.frontends.templates.config import ModelConfig
 from stagec.frontends.templates.llama import LayerStack, bind_gqa, build_decoder, dense_ffn, gqa_attention
 
@@ -41,20 +41,20 @@ def routed_experts(b: Builder, x: SSAValue, prefix: str, names: tuple[str, str, 
     `prefix.experts.{gate, up, down}.weight` the stacked expert projections."""
     c = b.config
     top_k = c.num_experts_per_tok
-    tokens = b.reshape(x, "B*S", "H")
-    logits = b.linear(tokens, f"{prefix}.gate.weight", "E", "H")
-    scores = stg.SoftmaxOp(b.cast(logits, b.wide), 1).result
+    tokens = named(b.reshape(x, "B*S", "H"), "tokens")
+    logits = b.linear(tokens, f"{prefix}.gate.weight", "E", "H", hint="router_logits")
+    scores = named(stg.SoftmaxOp(b.cast(logits, b.wide), 1).result, "scores")
     cap = capacity(c)
-    buffers = stg.MoeDispatchOp(tokens, scores, top_k, b.t("E", cap, "H")).result
+    buffers = named(stg.MoeDispatchOp(tokens, scores, top_k, b.t("E", cap, "H")).result, "dispatched")
     gate_name, up_name, down_name = (f"{prefix}.experts.{n}.weight" for n in names)
-    gate = b.einsum("ech,efh->ecf", [buffers, b.param(gate_name, "E", "FE", "H")], "E", cap, "FE")
-    up = b.einsum("ech,efh->ecf", [buffers, b.param(up_name, "E", "FE", "H")], "E", cap, "FE")
-    act = b.ew(EW.MUL, b.ew(EW.SILU, gate), up)
+    gate = named(b.einsum("ech,efh->ecf", [buffers, b.param(gate_name, "E", "FE", "H")], "E", cap, "FE"), "expert_gate")
+    up = named(b.einsum("ech,efh->ecf", [buffers, b.param(up_name, "E", "FE", "H")], "E", cap, "FE"), "expert_up")
+    act = named(b.ew(EW.MUL, b.ew(EW.SILU, gate), up), "expert_act")
     y = b.einsum("ecf,ehf->ech", [act, b.param(down_name, "E", "H", "FE")], "E", cap, "H")
-    out = stg.MoeCombineOp(y, scores, top_k, b.t("B*S", "H"), normalize).result
+    out = named(stg.MoeCombineOp(named(y, "expert_out"), scores, top_k, b.t("B*S", "H"), normalize).result, "combined")
     if scale != 1.0:
         out = b.ew(EW.SCALE, out, scalar=scale)
-    return b.reshape(out, "B", "S", "H")
+    return named(b.reshape(out, "B", "S", "H"), "routed")
 
 
 def bind_experts(b: Builder, expert_size: int) -> None:
@@ -75,7 +75,8 @@ def deepseek_ffn(b: Builder, x: SSAValue, prefix: str) -> SSAValue:
     names = ("gate_proj", "up_proj", "down_proj")
     y = routed_experts(b, x, f"{prefix}.mlp", names, normalize, c.routed_scaling_factor)
     if c.n_shared_experts:
-        y = b.ew(EW.ADD, y, b.swiglu(x, f"{prefix}.mlp.shared_experts", "FS"))
+        shared = named(b.swiglu(x, f"{prefix}.mlp.shared_experts", "FS"), "shared")
+        y = b.ew(EW.ADD, y, shared)
     return y
 
 

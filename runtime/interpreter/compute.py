@@ -182,7 +182,9 @@ def elementwise(op: ElementwiseOp, rank: Rank, *inputs: torch.Tensor) -> torch.T
     else:
         dy, x = inputs
         result = dy * DERIVATIVE[kind](x)
-    return result.to(dtype)
+    # operands broadcast to the result's shape, which may be larger than all of them
+    # (`copy %ones : [1, 1] -> [B, H]`)
+    return result.to(dtype).expand(rank.sizes.local_shape(op.result.type))
 
 
 # -- reductions and normalisations -----------------------------------------------------

@@ -176,6 +176,17 @@ def test_grad_kinds_match_autograd(kind):
     close(g, expected)
 
 
+def test_elementwise_broadcasts_to_a_result_larger_than_every_operand():
+    """stg-autodiff seeds a sum's cotangent as `copy %ones : [1, 1] -> [B, H]`."""
+    ones = torch.ones(1, 1, dtype=torch.float64)
+    ir = f"""
+    func.func @f(%o: {t("1, 1")}) -> {t("B, H")} {{
+      %y = stg.elementwise copy %o : {t("1, 1")} -> {t("B, H")}
+      func.return %y : {t("B, H")}
+    }}"""
+    close(run(ir, ones, B=2, H=3)[0], torch.ones(2, 3, dtype=torch.float64))
+
+
 def test_elementwise_slices_a_whole_operand_to_the_result_split():
     a, c = rand(4, 6, seed=1), rand(6, seed=2)
     ir = f"""

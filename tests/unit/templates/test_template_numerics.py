@@ -13,7 +13,7 @@ from stagec.frontends.templates import build_model, example_inputs, load_config,
 
 B, S = 2, 6
 
-interpreter = pytest.importorskip("stagec.runtime.interpreter", reason="the reference interpreter is not there yet")
+interpreter = pytest.importorskip("stagec.runtime.interpreter")
 
 
 def reference_loss(model, config, inputs) -> torch.Tensor:
@@ -25,15 +25,7 @@ def reference_loss(model, config, inputs) -> torch.Tensor:
         return model(inputs["input_ids"], inputs["labels"], inputs["rope.angles"])
 
 
-# MLA broadcasts its one rope key to every head with `stg.elementwise copy`
-# [B, S, 1, DR] -> [B, S, N, DR]; the interpreter's copy does not broadcast yet.
-BROADCAST_COPY = pytest.mark.xfail(reason="interpreter: unary elementwise does not broadcast to its result type",
-                                   strict=False)
-
-
-@pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=BROADCAST_COPY) if n.startswith("mla") else n for n in sorted(TINY)]
-)
+@pytest.mark.parametrize("name", sorted(TINY))
 def test_forward_matches_torch(name):
     config = load_config(TINY[name])
     module = build_model(config, "f64")

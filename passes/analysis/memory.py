@@ -52,13 +52,13 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
-from stagec.dialects.stg.attributes import TensorType, TokenType
+from stagec.dialects.stg.attributes import TensorType, TokenType, element_bytes
 from stagec.dialects.stg.comm import CommOp
 from stagec.dialects.stg.memory import OffloadOp, ReleaseOp, ReloadOp, WaitOp
 from stagec.dialects.stg.shape_ops import ReshapeOp
 from stagec.dialects.stg.state import AssignOp, OptimizerStateOp, ParamOp
 from stagec.dialects.stg.structure import LoopOp, PhaseOp, RepeatOp, YieldOp
-from stagec.dialects.symbolic import Expr, SymbolicError
+from stagec.dialects.symbolic import Expr, SymbolicError, UnboundSymbolError
 
 KINDS = ("weights", "gradients", "optimizer_states", "activations", "communication")
 _KIND = {k: i for i, k in enumerate(KINDS)}
@@ -84,8 +84,10 @@ class Evaluator:
         if value is None:
             try:
                 value = expr.evaluate(self.env)
+            except UnboundSymbolError as error:
+                raise AccountingError(f"{what}: {error}; bind it (the bindings take B, S and mesh axis sizes)") from None
             except SymbolicError as error:
-                raise AccountingError(f"cannot evaluate {what} {expr}: {error}") from None
+                raise AccountingError(f"{what}: {error}") from None
             self._ints[expr] = value
         return value
 
@@ -95,11 +97,12 @@ class Evaluator:
         value = self._bytes.get(ty)
         if value is None:
             payload = ty.value_type if isinstance(ty, TokenType) else ty
-            value = (
-                self.int(payload.local_bytes(), f"the bytes of {payload.layout_str()}")
-                if isinstance(payload, TensorType)
-                else 0
-            )
+            value = 0
+            if isinstance(payload, TensorType):
+                # each local extent must be whole, not just their product
+                value = element_bytes(payload.element_type)
+                for size in payload.local_shape():
+                    value *= self.int(size, f"a local dim of {payload.layout_str()}")
             self._bytes[ty] = value
         return value
 
@@ -465,8 +468,11 @@ class Liveness:
         result = parent.results[idx]
         if idx >= len(parent.carried):  # a per-iteration output: one slice of the stack
             return [(result, scope.parent, f.parent_base, outer, None if (f.every or sl is not None) else f.iteration)]
-        if f.every:
-            return [(result, scope.parent, f.parent_base, outer, sl), (scope.block.args[idx], scope, base, frames, sl)]
+        if f.every:  # yielded by every iteration: the next ones' arguments alias it too
+            out = [(result, scope.parent, f.parent_base, outer, sl)]
+            if scope.count > 1:
+                out.append((scope.block.args[idx], scope, base, frames, sl))
+            return out
         if f.iteration < scope.count - 1:
             nxt = Frame(scope, f.iteration + 1, f.parent_base, False)
             return [(scope.block.args[idx], scope, base + scope.length, outer + (nxt,), sl)]

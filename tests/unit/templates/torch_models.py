@@ -419,12 +419,14 @@ def reference_model(c: ModelConfig, seed: int = 0, std: float = 0.3) -> nn.Modul
 _INDEX = re.compile(r"\.(\d+)(?=\.)")
 
 
-def stg_state(model: nn.Module) -> dict[str, torch.Tensor]:
-    """{template parameter name: tensor stacked over layers (outer) and experts}."""
+def stg_state(model: nn.Module, grad: bool = False) -> dict[str, torch.Tensor]:
+    """{template parameter name: tensor stacked over layers (outer) and experts}; the
+    parameters' gradients instead with `grad` (zero where backward left none)."""
     groups: dict[str, dict[tuple[int, ...], torch.Tensor]] = {}
     for name, p in model.named_parameters():
         renamed = model.stg_name(name) if hasattr(model, "stg_name") else name
-        tensor = model.stg_tensor(name, p.detach()) if hasattr(model, "stg_tensor") else p.detach()
+        value = (p.grad if p.grad is not None else torch.zeros_like(p)) if grad else p.detach()
+        tensor = model.stg_tensor(name, value) if hasattr(model, "stg_tensor") else value
         index = tuple(int(i) for i in _INDEX.findall(renamed))
         groups.setdefault(_INDEX.sub("", renamed), {})[index] = tensor
 

@@ -191,6 +191,10 @@ class ModelConfig:
                 time_step_rank=math.ceil(hidden / 16) if rank == "auto" else integer("time_step_rank"),
             )
         else:
+            if get("head_dim") is None and heads and hidden % heads:
+                raise ConfigError(
+                    f"{where}: hidden_size {hidden} is not divisible by num_attention_heads {heads}; give 'head_dim'"
+                )
             fields.update(
                 num_key_value_heads=integer("num_key_value_heads", heads),
                 head_dim=integer("head_dim", hidden // heads if heads else None),
@@ -231,8 +235,8 @@ class ModelConfig:
         n, kv = self.num_attention_heads, self.num_key_value_heads
         if not n or not kv or n % kv:
             bad(f"num_attention_heads ({n}) must be a positive multiple of num_key_value_heads ({kv})")
-        if self.head_dim is None or self.head_dim == 0:
-            bad(f"hidden_size {self.hidden_size} is not divisible by num_attention_heads {n}; give 'head_dim'")
+        if not self.head_dim:
+            bad("head_dim must be positive")
         if self.family != "gpt" and self.head_dim % 2:
             bad(f"head_dim ({self.head_dim}) must be even for rotary embedding")
         if self.family in ("llama", "gpt"):

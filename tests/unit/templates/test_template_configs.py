@@ -171,6 +171,7 @@ def test_missing_key_names_key_and_file(tmp_path):
         ({"hidden_size": "16"}, "'hidden_size' must be a non-negative integer, not '16'"),
         ({"rms_norm_eps": -1}, "'rms_norm_eps' must be a positive number"),
         ({"head_dim": 5}, r"head_dim \(5\) must be even"),
+        ({"hidden_size": 18}, "hidden_size 18 is not divisible by num_attention_heads 4; give 'head_dim'"),
     ],
 )
 def test_bad_values(tmp_path, change, message):

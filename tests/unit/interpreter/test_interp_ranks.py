@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from stagec.runtime.interpreter import InterpreterError, StateStore
+from stagec.runtime.interpreter import Interpreter, InterpreterError, StateStore
 
-from interp_testing import close, interpreter, rand, run, t
+from interp_testing import close, interpreter, parse, rand, run, t
 
 # -- a Megatron MLP: column-parallel up projection, row-parallel down projection -------
 
@@ -220,3 +220,40 @@ def test_a_receive_in_a_single_program_fails_at_once():
     with pytest.raises(InterpreterError, match=r"'stg.recv' \(%y\) in @f: rank 0 waits for a message "
                        r"from rank 0 with tag 0, but no program sends it \(deadlock\)"):
         run(ir)
+
+
+# -- the mesh, and state written from shards ---------------------------------------------
+
+
+def test_rank_order_and_groups_follow_stg_mesh():
+    module = parse("stg.mesh @m [dp = 2, pp = 3, tp = 2]")
+    (mesh_op,) = list(module.ops)
+    mesh = Interpreter(module).mesh
+    assert mesh.num_ranks == 12
+    for rank in range(12):
+        assert tuple(mesh.coords[rank][a] for a in ("dp", "pp", "tp")) == mesh_op.coords_of(rank)
+        assert mesh.rank_of(mesh.coords[rank]) == rank
+        for axes in (("tp",), ("dp",), ("pp", "tp")):
+            (group,) = [g for g in mesh.groups(axes) if rank in g]
+            assert list(group) == mesh_op.group_of(rank, axes)
+
+
+def test_assign_reassembles_the_global_tensor_from_shards():
+    """A [H/tp] parameter updated on each tp rank, duplicated over dp, inside a repeat:
+    the store receives the global stacked tensor (one dp copy taken)."""
+    w, g = rand(3, 8, seed=1), rand(3, 8, seed=2)
+    ir = f"""
+    {MESH}
+    func.func @f() {{
+      stg.repeat 3 {{
+        %w = stg.param "layers.w" : {t("8/tp")}
+        %g = stg.optimizer_state "grad" of "layers.w" : {t("8/tp")}
+        %w2 = stg.sgd %w, %g lr 0.5 weight_decay 0.0 : {t("8/tp")}, {t("8/tp")} -> {t("8/tp")}
+        stg.assign %w2 to "layers.w" : {t("8/tp")}
+        stg.yield
+      }}
+      func.return
+    }}"""
+    store = StateStore(params={"layers.w": w}, states={("grad", "layers.w"): g})
+    interpreter(ir).run("f", store)
+    close(store.params["layers.w"], w - 0.5 * g)

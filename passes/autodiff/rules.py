@@ -179,7 +179,8 @@ def elementwise_rule(em: Emitter, op: stg.ElementwiseOp, cts: Cotangents) -> Cot
         case E.ROTARY:
             if wanted(1):
                 raise AutodiffError(op, "rotary: the angles cannot depend on parameters")
-            # A rotation is orthogonal: its transpose rotates by -theta.
+            # A rotation is orthogonal: its transpose rotates by -theta (rotate_half pairs
+            # d with d + D/2, whose angles are equal by the convention in compute.py).
             makers = [lambda: ew(E.ROTARY, ct, elementwise(em, E.NEG, [x(1)], xs[1].type)), None]
         case _ if kind in _ACTIVATION_GRADS:
             makers = [lambda: ew(_ACTIVATION_GRADS[kind], ct, x())]

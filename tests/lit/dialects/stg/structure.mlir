@@ -16,7 +16,7 @@ func.func @step(%x: !stg.tensor<[B/dp, S, H], bf16>, %w: !stg.tensor<[H], f32>) 
   }
   %bw = stg.phase backward {
     %g = stg.repeat L carry(%g0 = %fw : !stg.tensor<[B/dp, S, H], bf16>) scan(%act = %fw_1 : !stg.tensor<[L, B/dp, S, H], bf16>) reverse {
-      %g1 = stg.elementwise silu_grad %act, %g0 : !stg.tensor<[B/dp, S, H], bf16>, !stg.tensor<[B/dp, S, H], bf16> -> !stg.tensor<[B/dp, S, H], bf16>
+      %g1 = stg.elementwise silu_grad %g0, %act : !stg.tensor<[B/dp, S, H], bf16>, !stg.tensor<[B/dp, S, H], bf16> -> !stg.tensor<[B/dp, S, H], bf16>
       stg.yield %g1 : !stg.tensor<[B/dp, S, H], bf16>
     }
     stg.yield %g : !stg.tensor<[B/dp, S, H], bf16>
@@ -64,7 +64,7 @@ func.func @loops(%x: !stg.tensor<[B/dp, H], bf16>, %s: !stg.tensor<[B/dp], f32>,
 // CHECK-NEXT:     }
 // CHECK-NEXT:     %bw = stg.phase backward {
 // CHECK-NEXT:       %g = stg.repeat L carry(%g0 = %fw : !stg.tensor<[B/dp, S, H], bf16>) scan(%act = %fw_1 : !stg.tensor<[L, B/dp, S, H], bf16>) reverse {
-// CHECK-NEXT:         %g1 = stg.elementwise silu_grad %act, %g0 : !stg.tensor<[B/dp, S, H], bf16>, !stg.tensor<[B/dp, S, H], bf16> -> !stg.tensor<[B/dp, S, H], bf16>
+// CHECK-NEXT:         %g1 = stg.elementwise silu_grad %g0, %act : !stg.tensor<[B/dp, S, H], bf16>, !stg.tensor<[B/dp, S, H], bf16> -> !stg.tensor<[B/dp, S, H], bf16>
 // CHECK-NEXT:         stg.yield %g1 : !stg.tensor<[B/dp, S, H], bf16>
 // CHECK-NEXT:       }
 // CHECK-NEXT:       stg.yield %g : !stg.tensor<[B/dp, S, H], bf16>
@@ -113,7 +113,7 @@ func.func @loops(%x: !stg.tensor<[B/dp, H], bf16>, %s: !stg.tensor<[B/dp], f32>,
 // GENERIC-NEXT:     %bw = "stg.phase"() <{kind = #stg<phase_kind backward>}> ({
 // GENERIC-NEXT:       %g = "stg.repeat"(%fw, %fw_1) <{count = #stg.expr<L>, reverse, operandSegmentSizes = array<i32: 1, 1>}> ({
 // GENERIC-NEXT:       ^bb0(%g0: !stg.tensor<[B/dp, S, H], bf16>, %act: !stg.tensor<[B/dp, S, H], bf16>):
-// GENERIC-NEXT:         %g1 = "stg.elementwise"(%act, %g0) <{kind = #stg<elementwise_kind silu_grad>}> : (!stg.tensor<[B/dp, S, H], bf16>, !stg.tensor<[B/dp, S, H], bf16>) -> !stg.tensor<[B/dp, S, H], bf16>
+// GENERIC-NEXT:         %g1 = "stg.elementwise"(%g0, %act) <{kind = #stg<elementwise_kind silu_grad>}> : (!stg.tensor<[B/dp, S, H], bf16>, !stg.tensor<[B/dp, S, H], bf16>) -> !stg.tensor<[B/dp, S, H], bf16>
 // GENERIC-NEXT:         "stg.yield"(%g1) : (!stg.tensor<[B/dp, S, H], bf16>) -> ()
 // GENERIC-NEXT:       }) : (!stg.tensor<[B/dp, S, H], bf16>, !stg.tensor<[L, B/dp, S, H], bf16>) -> !stg.tensor<[B/dp, S, H], bf16>
 // GENERIC-NEXT:       "stg.yield"(%g) : (!stg.tensor<[B/dp, S, H], bf16>) -> ()

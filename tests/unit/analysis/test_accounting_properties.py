@@ -46,6 +46,17 @@ def train_steps(draw):
     pre_lines = _ops(draw, pre, "p", draw(st.integers(0, 3)))
     body = ["%c", "%h"] + pre[1:]  # the layer reads values from before the stack too
     body_lines = _ops(draw, body, "f", draw(st.integers(1, 5)))
+    if draw(st.booleans()):  # a nested loop reading a value of the layer and one from outside it
+        init, captured = draw(st.sampled_from(body)), draw(st.sampled_from(body))
+        inner = draw(st.sampled_from(["%ic", "%i0", captured]))
+        body_lines.append(
+            f"%in, %ins = stg.repeat 2 carry(%ic = {init} : !a) {{\n"
+            f"  %i0 = stg.elementwise add %ic, {captured} : !a, !a -> !a\n"
+            f"  stg.yield %i0, {inner} : !a, !a\n}}"
+        )
+        body_lines.append("%ir = stg.reduce sum %ins dims [0] : !stg.tensor<[2, B, H], bf16> -> !a")
+        body += ["%in", "%ir"]
+        body_lines += _ops(draw, body, "g", draw(st.integers(0, 2)))
     saved = draw(st.lists(st.sampled_from(body[:1] + body[2:]), min_size=1, max_size=3, unique=True))
     n = len(saved)
     stack_types = ", ".join(["!stg.tensor<[L, B, H], bf16>"] * n)

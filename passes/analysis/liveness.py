@@ -1,0 +1,514 @@
+"""Tensor lifetimes over the schedule of a training step, per rank (memory.py states
+the memory model; this module implements it).
+
+The schedule is a function's leaf ops in execution order with loops unrolled, but it
+is never materialised op by op: each loop body is a Scope laid out once (its ops'
+offsets within one iteration), and a loop occupies `count x length` positions of its
+parent. Every transient buffer is placed in its *home*, the innermost scope one of
+whose iterations holds all its lifetimes (the shallowest scope its aliases reach:
+a value yielded out of a layer body lives in the enclosing scope, where a backward
+loop may scan it). Its lifetime is walked once per iteration of the loops between its
+definition and its home (a saved activation: once per layer), following aliases
+through views, yields, carries and scans, and added to the home's difference array.
+A scope's profile is its own buffers plus each child's profile tiled `count` times,
+so the cost is one walk per layer body, not per executed op.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+
+from stagec.dialects.stg.attributes import TensorType, TokenType, element_bytes
+from stagec.dialects.stg.comm import CommOp
+from stagec.dialects.stg.memory import OffloadOp, ReleaseOp, ReloadOp, WaitOp
+from stagec.dialects.stg.shape_ops import ReshapeOp
+from stagec.dialects.stg.state import AssignOp, OptimizerStateOp, ParamOp
+from stagec.dialects.stg.structure import LoopOp, PhaseOp, YieldOp
+from stagec.dialects.symbolic import Expr, SymbolicError, UnboundSymbolError
+
+KINDS = ("weights", "gradients", "optimizer_states", "activations", "communication")
+_KIND = {k: i for i, k in enumerate(KINDS)}
+_ACT, _COMM = _KIND["activations"], _KIND["communication"]
+_NEVER = 1 << 62
+
+
+class AccountingError(ValueError):
+    """The program cannot be accounted with these bindings (an unbound symbol, a size
+    that does not divide, an unsupported structure); the message says which."""
+
+
+class Evaluator:
+    """Symbolic sizes and counts to exact integers under fixed bindings, memoised."""
+
+    def __init__(self, env: Mapping[str, int]):
+        self.env = dict(env)
+        self._ints: dict[Expr, int] = {}
+        self._bytes: dict[Attribute, int] = {}
+
+    def int(self, expr: Expr, what: str = "a size") -> int:
+        value = self._ints.get(expr)
+        if value is None:
+            try:
+                value = expr.evaluate(self.env)
+            except UnboundSymbolError as error:
+                raise AccountingError(f"{what}: {error}; bind it (the bindings take B, S and mesh axis sizes)") from None
+            except SymbolicError as error:
+                raise AccountingError(f"{what}: {error}") from None
+            self._ints[expr] = value
+        return value
+
+    def device_bytes(self, ty: Attribute) -> int:
+        """Local bytes a value of type `ty` holds in device memory (a token holds its
+        payload; host tensors and bare tokens hold none)."""
+        value = self._bytes.get(ty)
+        if value is None:
+            payload = ty.value_type if isinstance(ty, TokenType) else ty
+            value = 0
+            if isinstance(payload, TensorType):
+                # each local extent must be whole, not just their product
+                value = element_bytes(payload.element_type)
+                for size in payload.local_shape():
+                    value *= self.int(size, f"a local dim of {payload.layout_str()}")
+            self._bytes[ty] = value
+        return value
+
+
+def state_kind(state: str, param: str | None) -> str:
+    if param is None:
+        return "weights"
+    return "gradients" if state == "grad" else "optimizer_states"
+
+
+
+# -- the schedule ----------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Scope:
+    """A loop body (or the function body): `length` positions per iteration."""
+
+    loop: LoopOp | None
+    parent: Scope | None
+    block: Block
+    count: int = 1
+    depth: int = 0
+    length: int = 0
+    leaves: list[tuple[int, int]] = field(default_factory=list)  # (offset, leaf id)
+    children: list[tuple[int, Scope]] = field(default_factory=list)  # (offset, body)
+
+
+class Frame(NamedTuple):
+    """One enclosing loop iteration of a lifetime walk: the body, the iteration, the
+    position where the parent's iteration starts, and, when the walk stands for the
+    iterations `first`..`iteration` at once (a value captured from outside the loop,
+    used in each; `iteration` is then the last), that first one."""
+
+    scope: Scope
+    iteration: int
+    parent_base: int
+    first: int | None = None
+
+
+class Schedule:
+    """The leaf ops of a function in execution order, each loop body laid out once."""
+
+    def __init__(self, function: func.FuncOp, ev: Evaluator):
+        self.ev = ev
+        self.leaves: list[Operation] = []
+        self.leaf_phase: list[str] = []
+        self.offset: dict[Operation, int] = {}
+        self.scope_of: dict[Operation, Scope] = {}
+        self.enclosing_leaf: dict[Operation, Operation] = {}
+        self.body_scope: dict[Operation, Scope] = {}
+        self.root = Scope(None, None, function.body.block)
+        self._layout(function.body.block, self.root, "")
+
+    def _layout(self, block: Block, scope: Scope, phase: str) -> None:
+        for op in block.ops:
+            self.scope_of[op] = scope
+            if isinstance(op, PhaseOp):
+                self.offset[op] = scope.length
+                self._layout(op.body.block, scope, str(op.kind.data))
+            elif isinstance(op, LoopOp):
+                count = self.ev.int(op.count_expr, f"the count of {op.name}")
+                child = Scope(op, scope, op.body.block, count, scope.depth + 1)
+                self.body_scope[op] = child
+                self._layout(op.body.block, child, phase)
+                self.offset[op] = scope.length
+                scope.children.append((scope.length, child))
+                scope.length += count * child.length
+            elif isinstance(op, (YieldOp, func.ReturnOp)):
+                self.offset[op] = scope.length
+            else:
+                self.offset[op] = scope.length
+                scope.leaves.append((scope.length, len(self.leaves)))
+                scope.length += 1
+                self.leaves.append(op)
+                self.leaf_phase.append(phase)
+                for region in op.regions:
+                    for nested in region.walk():
+                        self.enclosing_leaf[nested] = op
+
+    @property
+    def length(self) -> int:
+        return self.root.length
+
+    def scope_of_value(self, value: SSAValue) -> Scope:
+        if isinstance(value, BlockArgument):
+            owner = value.block.parent_op()
+            return self.body_scope.get(owner, self.root) if isinstance(owner, LoopOp) else self.root
+        return self.scope_of[value.owner]
+
+    def tile(self, scope: Scope, own: np.ndarray, children: Mapping[Scope, np.ndarray]) -> np.ndarray:
+        """`own` (length x ...) plus each child's array repeated `count` times at its offset."""
+        for offset, child in scope.children:
+            if child.length:
+                reps = (child.count,) + (1,) * (own.ndim - 1)
+                own[offset : offset + child.count * child.length] += np.tile(children[child], reps)
+        return own
+
+    def leaf_codes(self) -> np.ndarray:
+        """The leaf id executed at each position."""
+        done: dict[Scope, np.ndarray] = {}
+
+        def build(scope: Scope) -> np.ndarray:
+            for _, child in scope.children:
+                done[child] = build(child)
+            codes = np.zeros(scope.length, dtype=np.int64)
+            for offset, leaf in scope.leaves:
+                codes[offset] = leaf
+            return self.tile(scope, codes, done)
+
+        return build(self.root)
+
+    def locate(self, position: int) -> list[tuple[str, int, int]]:
+        """The loop iterations enclosing `position`: (loop op name, iteration, count),
+        outermost first."""
+        path, scope, rel = [], self.root, position
+        while True:
+            for offset, child in scope.children:
+                if offset <= rel < offset + child.count * child.length:
+                    i, rel = divmod(rel - offset, child.length)
+                    path.append((child.loop.name, i, child.count))
+                    scope = child
+                    break
+            else:
+                return path
+
+
+# -- lifetimes -------------------------------------------------------------------------
+
+
+def _is_alias_op(op: Operation) -> bool:
+    """Ops whose result is a view of their operand's buffer."""
+    return isinstance(op, ReshapeOp) or (isinstance(op, WaitOp) and op.result is not None)
+
+
+class Liveness:
+    """Buffers, their kinds and their lifetimes over a Schedule."""
+
+    def __init__(self, schedule: Schedule):
+        self.s = schedule
+        self.persistent: set[SSAValue] = set()
+        for op in schedule.root.block.walk():
+            if isinstance(op, AssignOp):
+                self.persistent |= self.owners_of(op.value)
+        self.diffs: dict[Scope, np.ndarray] = {}
+
+    # which buffers a value may be ----------------------------------------------------
+    def owners_of(self, value: SSAValue, seen: set | None = None) -> set[SSAValue]:
+        """The buffer-owning values `value` may alias (resolving views, yields and
+        block arguments backwards)."""
+        seen = set() if seen is None else seen
+        if value in seen:
+            return set()
+        seen.add(value)
+        if isinstance(value, BlockArgument):
+            loop = value.block.parent_op()
+            if not isinstance(loop, LoopOp):
+                return {value}
+            n, i = len(loop.carried), value.index
+            if i < n:
+                out = self.owners_of(loop.carried[i], seen)
+                yielded = loop.body.block.last_op
+                if isinstance(yielded, YieldOp):
+                    out |= self.owners_of(yielded.values[i], seen)
+                return out
+            return self.owners_of(loop.scanned[i - n], seen)
+        op = value.owner
+        if isinstance(op, (PhaseOp, LoopOp)):
+            yielded = op.body.block.last_op
+            return self.owners_of(yielded.values[value.index], seen) if isinstance(yielded, YieldOp) else set()
+        if _is_alias_op(op):
+            return self.owners_of(op.operands[0], seen)
+        return {value}
+
+    def is_state_read(self, value: SSAValue) -> bool:
+        return isinstance(value.owner, (ParamOp, OptimizerStateOp))
+
+    def offloaded_state(self, offload: OffloadOp) -> bool:
+        owners = self.owners_of(offload.operands[0])
+        return bool(owners) and all(self.is_state_read(v) or v in self.persistent for v in owners)
+
+    def kind_of(self, value: SSAValue) -> int:
+        op = value.owner
+        if isinstance(op, CommOp):
+            return _COMM
+        if isinstance(op, ReloadOp):
+            source = self._offload_of(op.operands[0])
+            if source is not None:
+                kinds = {self.kind_of(v) for v in self.owners_of(source.operands[0]) if not self.is_state_read(v)}
+                if len(kinds) == 1:
+                    return kinds.pop()
+        return _ACT
+
+    def _offload_of(self, host: SSAValue) -> OffloadOp | None:
+        op = host.owner
+        if isinstance(op, WaitOp):
+            op = op.token.owner
+        return op if isinstance(op, OffloadOp) else None
+
+    def owners(self) -> Iterable[SSAValue]:
+        """Every transient buffer: function arguments and leaf-op results that are no
+        state, view or persistent update, and hold device bytes."""
+        for arg in self.s.root.block.args:
+            if arg not in self.persistent and self.s.ev.device_bytes(arg.type):
+                yield arg
+        for op in self.s.leaves:
+            if isinstance(op, (ParamOp, OptimizerStateOp)) or _is_alias_op(op):
+                continue
+            if isinstance(op, ReloadOp):
+                source = self._offload_of(op.operands[0])
+                if source is not None and self.offloaded_state(source):
+                    continue
+            for r in op.results:
+                if r not in self.persistent and self.s.ev.device_bytes(r.type):
+                    yield r
+
+    # where a buffer lives ---------------------------------------------------------------
+    def home(self, owner: SSAValue) -> Scope:
+        """The innermost scope one of whose iterations holds every lifetime of
+        `owner`: the shallowest scope its aliases reach."""
+        best = self.s.scope_of_value(owner)
+        stack, seen = [owner], {owner}
+        while stack:
+            value = stack.pop()
+            for use in value.uses:
+                op, idx = use.operation, use.index
+                if self.s.enclosing_leaf.get(op, op) is not op:
+                    continue
+                aliases: list[SSAValue] = []
+                if isinstance(op, YieldOp):
+                    parent = op.parent_op()
+                    if isinstance(parent, (PhaseOp, LoopOp)):
+                        aliases.append(parent.results[idx])
+                    if isinstance(parent, LoopOp) and idx < len(parent.carried):
+                        aliases.append(parent.body.block.args[idx])
+                elif isinstance(op, LoopOp):
+                    aliases.append(op.body.block.args[idx])
+                elif isinstance(op, func.ReturnOp):
+                    best = self.s.root
+                elif _is_alias_op(op):
+                    aliases.append(op.results[0])
+                for a in aliases:
+                    scope = self.s.scope_of_value(a)
+                    if scope.depth < best.depth:
+                        best = scope
+                    if a not in seen:
+                        seen.add(a)
+                        stack.append(a)
+        return best
+
+    def _descend(self, scope: Scope, base: int, frames: tuple, target: Scope, last: bool):
+        """Enter the loops between `scope` and its descendant `target`, in their last
+        (or first) iteration: a value captured from outside is used in every one."""
+        path = []
+        while target is not scope:
+            if target is None:
+                raise AccountingError("internal: a use lies outside its value's scope")
+            path.append(target)
+            target = target.parent
+        for child in reversed(path):
+            i = child.count - 1 if last else 0
+            frames = frames + (Frame(child, i, base, 0),)
+            base = base + self.s.offset[child.loop] + i * child.length
+        return base, frames
+
+    def lifetime(self, owner: SSAValue, scope: Scope, base: int, frames: tuple) -> tuple[int, int]:
+        """(first, last) position of one instance of `owner`, relative to the start of
+        its home scope's iteration; `scope`, `base`, `frames` place the definition."""
+        s = self.s
+        start = base if isinstance(owner, BlockArgument) else base + s.offset[owner.owner]
+        end, cap = start, _NEVER
+        work = [(owner, scope, base, frames, None)]
+        seen = set()
+        while work:
+            item = work.pop()
+            value, sc, b, fr, sl = item
+            if (value, b, sl, fr) in seen:
+                continue
+            seen.add((value, b, sl, fr))
+            for use in value.uses:
+                op, idx = use.operation, use.index
+                leaf = s.enclosing_leaf.get(op, op)
+                target = s.scope_of[leaf]
+                bb, ff = b, fr
+                if target is not sc:
+                    bb, ff = self._descend(sc, b, fr, target, last=not isinstance(leaf, (ReleaseOp, OffloadOp)))
+                pos = bb + s.offset[leaf]
+                if leaf is not op:  # inside a fused kernel's body
+                    end = max(end, pos)
+                elif isinstance(op, ReleaseOp):
+                    cap = min(cap, pos)
+                elif isinstance(op, OffloadOp):
+                    stop = pos
+                    waits = [u.operation for u in op.results[0].uses if isinstance(u.operation, WaitOp)]
+                    waits = [w for w in waits if s.scope_of.get(w) is target]
+                    if op.is_async is not None and waits:
+                        stop = min(bb + s.offset[w] for w in waits)
+                    end, cap = max(end, stop), min(cap, stop)
+                elif isinstance(op, YieldOp):
+                    work.extend(self._through_yield(op, idx, target, bb, ff, sl))
+                elif isinstance(op, func.ReturnOp):
+                    end = max(end, s.root.length - 1)
+                elif isinstance(op, LoopOp):
+                    work.append(self._into_loop(op, idx, bb, ff, sl))
+                else:
+                    end = max(end, pos)
+                    if _is_alias_op(op):
+                        work.append((op.results[0], target, bb, ff, sl))
+        return start, max(start, min(end, cap))
+
+    def _through_yield(self, op: YieldOp, idx: int, scope: Scope, base: int, frames: tuple, sl):
+        parent = op.parent_op()
+        if isinstance(parent, PhaseOp):
+            return [(parent.results[idx], scope, base, frames, sl)]
+        if not isinstance(parent, LoopOp):
+            return []
+        if not frames or frames[-1].scope is not scope:
+            raise AccountingError("internal: a value escapes the scope its lifetime was placed in")
+        f = frames[-1]
+        outer = frames[:-1]
+        result = parent.results[idx]
+        if idx >= len(parent.carried):  # a per-iteration output: one slice of the stack
+            if f.first is None and sl is None:
+                return [(result, scope.parent, f.parent_base, outer, f.iteration)]
+            if f.first and sl is None:  # slices first.. alias this buffer
+                return [(result, scope.parent, f.parent_base, outer, i) for i in range(f.first, scope.count)]
+            return [(result, scope.parent, f.parent_base, outer, None)]  # every slice (or a stack of stacks)
+        if f.first is not None:  # yielded by iterations first..: the following ones' arguments alias it
+            out = [(result, scope.parent, f.parent_base, outer, sl)]
+            if f.first + 1 < scope.count:
+                out.append((scope.block.args[idx], scope, base, outer + (f._replace(first=f.first + 1),), sl))
+            return out
+        if f.iteration < scope.count - 1:
+            nxt = Frame(scope, f.iteration + 1, f.parent_base)
+            return [(scope.block.args[idx], scope, base + scope.length, outer + (nxt,), sl)]
+        return [(result, scope.parent, f.parent_base, outer, sl)]
+
+    def _into_loop(self, loop: LoopOp, idx: int, base: int, frames: tuple, sl):
+        body = self.s.body_scope[loop]
+        start = base + self.s.offset[loop]
+        arg = loop.body.block.args[idx]
+        if idx < len(loop.carried):
+            return (arg, body, start, frames + (Frame(body, 0, base),), sl)
+        if sl is not None:  # one slice of a stack: the iteration that receives it
+            j = body.count - 1 - sl if loop.reverse is not None else sl
+            return (arg, body, start + j * body.length, frames + (Frame(body, j, base),), None)
+        j = body.count - 1
+        return (arg, body, start + j * body.length, frames + (Frame(body, j, base, 0),), None)
+
+    # the profile ---------------------------------------------------------------------------
+    def _diff(self, scope: Scope) -> np.ndarray:
+        diff = self.diffs.get(scope)
+        if diff is None:
+            diff = self.diffs[scope] = np.zeros((scope.length + 1, len(KINDS)), dtype=np.int64)
+        return diff
+
+    def add_buffers(self) -> None:
+        s = self.s
+        for owner in self.owners():
+            size = s.ev.device_bytes(owner.type)
+            kind = self.kind_of(owner)
+            home = self.home(owner)
+            loops = []
+            scope = s.scope_of_value(owner)
+            while scope is not home:
+                loops.append(scope)
+                scope = scope.parent
+            loops.reverse()
+            diff = self._diff(home)
+            for iterations in itertools.product(*(range(sc.count) for sc in loops)):
+                base, frames = 0, ()
+                for sc, i in zip(loops, iterations):
+                    frames += (Frame(sc, i, base),)
+                    base += s.offset[sc.loop] + i * sc.length
+                first, last = self.lifetime(owner, s.scope_of_value(owner), base, frames)
+                diff[first, kind] += size
+                diff[last + 1, kind] -= size
+
+    def add_offloaded_states(self) -> None:
+        """An offloaded persistent state leaves the device after the copy and comes
+        back at its reload (in the same scope), or at the end of the scope's iteration."""
+        s = self.s
+        for op in s.leaves:
+            if not isinstance(op, OffloadOp) or not self.offloaded_state(op):
+                continue
+            scope = s.scope_of[op]
+            stop = s.offset[op]
+            reload_at = scope.length
+            for use in op.results[0].uses:
+                user = use.operation
+                if isinstance(user, WaitOp) and s.scope_of.get(user) is scope:
+                    stop = max(stop, s.offset[user])
+                    users = [u.operation for u in user.result.uses] if user.result is not None else []
+                else:
+                    users = [user]
+                for u in users:
+                    if isinstance(u, ReloadOp) and s.scope_of.get(u) is scope and s.offset[u] > stop:
+                        reload_at = min(reload_at, s.offset[u])
+            size = s.ev.device_bytes(op.operands[0].type)
+            kinds = {self._state_kind(v) for v in self.owners_of(op.operands[0])}
+            kind = _KIND[kinds.pop()] if len(kinds) == 1 else _KIND["optimizer_states"]
+            if stop + 1 < reload_at:
+                diff = self._diff(scope)
+                diff[stop + 1, kind] -= size
+                diff[reload_at, kind] += size
+
+    def _state_kind(self, value: SSAValue) -> str:
+        op = value.owner
+        if isinstance(op, ParamOp):
+            return "weights"
+        if isinstance(op, OptimizerStateOp):
+            return state_kind(op.tensor_name.data, op.param.data)
+        for use in value.uses:
+            if isinstance(use.operation, AssignOp):
+                return state_kind(*use.operation.key)
+        return "optimizer_states"
+
+    def profile(self) -> np.ndarray:
+        """Live transient bytes by kind at every position of the step."""
+        done: dict[Scope, np.ndarray] = {}
+
+        def build(scope: Scope) -> np.ndarray:
+            for _, child in scope.children:
+                done[child] = build(child)
+            diff = self.diffs.get(scope)
+            own = (
+                np.cumsum(diff[: scope.length], axis=0)
+                if diff is not None
+                else np.zeros((scope.length, len(KINDS)), dtype=np.int64)
+            )
+            return self.s.tile(scope, own, done)
+
+        return build(self.s.root)
+
+
+__all__ = ["KINDS", "AccountingError", "Evaluator", "Frame", "Liveness", "Schedule", "Scope", "state_kind"]

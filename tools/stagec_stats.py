@@ -230,10 +230,10 @@ def _print_tables(result, title: str, setup: dict) -> None:
 
     console = Console(file=sys.stdout)
     recompute = ", recompute" if setup["recompute"] else ""
+    console.print(f"[bold]{title}[/bold]: {human_count(result.params)} parameters ({result.params:,})")
     console.print(
-        f"[bold]{title}[/bold]: batch {setup['batch']} = {setup['micro_batches']} micro-batches x "
-        f"{setup['micro_batch']}, seq {setup['seq']}, {setup['dtype']}, {setup['optimizer']}{recompute}; "
-        f"{human_count(result.params)} parameters ({result.params:,})"
+        f"batch {setup['batch']} = {setup['micro_batches']} micro-batch(es) x {setup['micro_batch']} "
+        f"sequence(s) of {setup['seq']} tokens; {setup['dtype']}, {setup['optimizer']}{recompute}"
     )
     for rc in result.rank_classes:
         table = Table(title=f"rank class: ranks {_ranks(rc.ranks)} ({len(rc.ranks)} rank{'s' if len(rc.ranks) > 1 else ''})",
@@ -253,7 +253,7 @@ def _print_tables(result, title: str, setup: dict) -> None:
         table.add_section()
         mem = rc.memory
         for kind, value in mem.breakdown.items():
-            table.add_row(f"memory {kind.replace('_', ' ')}", human_bytes(value), _share(value, mem.peak_bytes))
+            table.add_row(f"at peak: {kind.replace('_', ' ')}", human_bytes(value), _share(value, mem.peak_bytes))
         table.add_row("[bold]peak memory[/bold]", f"[bold]{human_bytes(mem.peak_bytes)}[/bold]", "")
         console.print(table)
         console.print(f"  peak at {mem.peak_location}")

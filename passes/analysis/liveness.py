@@ -196,7 +196,8 @@ class Schedule:
             for offset, child in scope.children:
                 if offset <= rel < offset + child.count * child.length:
                     i, rel = divmod(rel - offset, child.length)
-                    path.append((child.loop.name, i, child.count))
+                    name = child.loop.name + (" reverse" if child.loop.reverse is not None else "")
+                    path.append((name, i, child.count))
                     scope = child
                     break
             else:

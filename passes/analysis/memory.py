@@ -171,7 +171,7 @@ class MemoryReport:
     peak_position: int | None
     peak_op: str | None
     peak_phase: str | None
-    peak_loops: tuple[tuple[str, int, int], ...]  # (loop, iteration, count), outermost first
+    peak_loops: tuple[tuple[str, int, int], ...]  # (loop [reverse], iteration, count), outermost first
     timeline: MemoryTimeline
 
     @property
@@ -181,7 +181,8 @@ class MemoryReport:
         where = f"{self.peak_op} (position {self.peak_position}"
         where += f", {self.peak_phase} phase)" if self.peak_phase else ")"
         for loop, i, count in self.peak_loops:
-            where += f", {loop} iteration {i + 1} of {count}"
+            name, _, reverse = loop.partition(" ")
+            where += f", {name}{' (' + reverse + ')' if reverse else ''} iteration {i + 1} of {count}"
         return where
 
 

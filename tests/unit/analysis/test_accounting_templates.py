@@ -145,7 +145,7 @@ def test_stats_table_and_timeline_files(capsys, tmp_path):
         capsys, "--model", "llama3.2-1b", "--seq", "256", "--recompute", "--timeline-png", str(png), "--timeline-json", str(js)
     )
     assert code == 0, err
-    for words in ("parameters", "FLOPs GeMM", "FLOPs per token", "memory activations", "peak memory", "GiB", "peak at"):
+    for words in ("parameters", "FLOPs GeMM", "FLOPs per token", "at peak: activations", "peak memory", "GiB", "peak at"):
         assert words in out
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     timeline = json.loads(js.read_text())

@@ -170,3 +170,13 @@ def test_json(result):
     assert rc["peak_memory_bytes"] == 8728
     assert rc["memory_breakdown_bytes"]["activations"] == 1800
     assert doc["bindings"]["B"] == B and doc["bindings"]["H"] == H
+
+
+def test_timeline_plot(rank, tmp_path):
+    from stagec.passes.analysis.memory import plot_timeline
+
+    for points in (1000, 20):  # whole, and binned to 20 points (each bin's peak)
+        path = tmp_path / f"timeline{points}.png"
+        plot_timeline(rank.memory.timeline, str(path), "hand step", max_points=points)
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert rank.memory.timeline.phase_spans() == [("forward", 0, 18), ("backward", 19, 57), ("optimizer", 58, 113)]

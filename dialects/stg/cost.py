@@ -58,7 +58,10 @@ def region_cost(ops: Iterable[Operation]) -> tuple[Expr, Expr]:
     flops, moved = Expr.const(0), Expr.const(0)
     for op in ops:
         if isinstance(op, CostInterface):
+            # An op that costs itself accounts for its regions too (a stg.vjp's body is
+            # the computation it differentiates, not work it does again).
             flops, moved = flops + op.flops(), moved + op.bytes_moved()
+            continue
         for region in op.regions:
             for block in region.blocks:
                 f, b = region_cost(block.ops)

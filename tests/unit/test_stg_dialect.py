@@ -186,3 +186,25 @@ def test_region_cost_multiplies_repeated_bodies():
     gelu = Expr.parse("8*B*S*F/(dp*tp)")
     expected = Expr.parse("2*B*S*H*F/(dp*tp)") + Expr.parse("2*B*S*S*D*N/(dp*tp)") + gelu * Expr.sym("L")
     assert flops == expected
+
+
+def test_region_cost_counts_a_vjp_once_not_its_body_again():
+    from xdsl.parser import Parser
+
+    from stagec.dialects import make_context
+    from stagec.dialects.stg.cost import region_cost
+
+    text = """
+    func.func @f(%x: !stg.tensor<[B, H], f32>, %w: !stg.tensor<[H, F], f32>, %dy: !stg.tensor<[B, F], f32>) {
+      %dx, %dw = stg.vjp(%x, %w) wrt [0, 1] cotangents(%dy : !stg.tensor<[B, F], f32>) {
+      ^bb0(%a: !stg.tensor<[B, H], f32>, %b: !stg.tensor<[H, F], f32>):
+        %y = stg.einsum "bh,hf->bf" %a, %b : !stg.tensor<[B, H], f32>, !stg.tensor<[H, F], f32> -> !stg.tensor<[B, F], f32>
+        stg.yield %y : !stg.tensor<[B, F], f32>
+      } : (!stg.tensor<[B, H], f32>, !stg.tensor<[H, F], f32>) -> (!stg.tensor<[B, H], f32>, !stg.tensor<[H, F], f32>)
+      func.return
+    }
+    """
+    module = Parser(make_context(), text).parse_module()
+    flops, _ = region_cost(module.ops)
+    # the two gradient products of a 2*B*H*F einsum, nothing for the body's forward
+    assert flops.evaluate({"B": 3, "H": 5, "F": 7}) == 2 * (2 * 3 * 5 * 7)

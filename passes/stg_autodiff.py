@@ -168,8 +168,7 @@ class StgAutodiff(ModulePass):
         """Appends the forward and backward phases; returns the loss as seen after them."""
         # The forward phase must yield the loss: make it an outside use first.
         marker = _append(into, stg.YieldOp(loss))
-        forward_phase = seal_phase(forward_block, PhaseKind.FORWARD)
-        into.insert_op_before(forward_phase, marker)
+        into.insert_op_before(seal_phase(forward_block, PhaseKind.FORWARD), marker)
         into.insert_op_before(seal_phase(backward_block, PhaseKind.BACKWARD), marker)
         step_loss = marker.values[0]
         marker.detach()
@@ -194,13 +193,7 @@ class StgAutodiff(ModulePass):
             scanned.append(whole.result)
         zero = _append(step, stg.FillOp(0.0, loss.type))
         acc = body.insert_arg(loss.type, 0)
-        marker = _append(body, stg.YieldOp(loss))
-        forward_phase = seal_phase(forward_block, PhaseKind.FORWARD)
-        body.insert_op_before(forward_phase, marker)
-        body.insert_op_before(seal_phase(backward_block, PhaseKind.BACKWARD), marker)
-        step_loss = marker.values[0]
-        marker.detach()
-        marker.erase()
+        step_loss = self._phases(body, forward_block, backward_block, loss)
         share = _append(body, stg.ElementwiseOp(E.SCALE, [step_loss], loss.type, 1.0 / m))
         total = _append(body, stg.ElementwiseOp(E.ADD, [acc, share.result], loss.type))
         body.add_op(stg.YieldOp(total.result))

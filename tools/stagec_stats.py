@@ -257,26 +257,3 @@ def _print_tables(result, title: str, setup: dict) -> None:
         table.add_row("[bold]peak memory[/bold]", f"[bold]{human_bytes(mem.peak_bytes)}[/bold]", "")
         console.print(table)
         console.print(f"  peak at {mem.peak_location}")
-
-
-# -- standalone --------------------------------------------------------------------------------
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="stagec stats", description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        run(args)
-    except UsageError as error:
-        print(f"stagec stats: error: {error}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

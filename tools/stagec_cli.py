@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
+from xdsl.utils.exceptions import DiagnosticException
 
 from stagec.dialects import make_context
 from stagec.frontends.builtin_models import BUILTIN_MODELS
@@ -122,6 +123,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         COMMANDS[args.command](args)
     except UsageError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 2
+    except DiagnosticException as error:
+        # A pass refused the model (e.g. stg-autodiff{micro_batches=0}): the user's input.
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
     except BrokenPipeError:

@@ -201,8 +201,7 @@ def reverse_repeat(outer: BlockReverser, op: stg.RepeatOp, result_cts) -> list[S
     inner.run(seeds)
 
     carried_cts = [
-        inner.cotangents.get(a) if inner.cotangents.get(a) is not None else zeros(inner, a.type)
-        for a in body.args[:n]
+        ct if (ct := inner.cotangents.get(a)) is not None else zeros(inner, a.type) for a in body.args[:n]
     ]
     scanned_grads = [(i, inner.cotangents[a]) for i, a in enumerate(body.args[n:]) if a in inner.cotangents]
     backward.add_op(stg.YieldOp(*carried_cts, *(g for _, g in scanned_grads)))
@@ -233,16 +232,11 @@ def reverse_repeat(outer: BlockReverser, op: stg.RepeatOp, result_cts) -> list[S
 
 
 def _clone_forward(body: Block, into: Block, inner: BlockReverser) -> None:
-    """Re-runs a layer's forward for its backward (activation recompute)."""
-    mapping: dict[SSAValue, SSAValue] = {}
+    """Re-runs a layer's forward for its backward (activation recompute); cloning
+    records each forward value's recomputed twin in `inner.recomputed`."""
     for op in body.ops:
-        if isinstance(op, stg.YieldOp):
-            continue
-        clone = op.clone(value_mapper=mapping)
-        into.add_op(clone)
-        for old, new in zip(op.results, clone.results):
-            mapping[old] = new
-            inner.recomputed[old] = new
+        if not isinstance(op, stg.YieldOp):
+            into.add_op(op.clone(value_mapper=inner.recomputed))
 
 
 def _saved_values(body: Block, backward: Block) -> list[SSAValue]:

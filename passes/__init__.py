@@ -17,6 +17,12 @@ def _stg_autodiff() -> type[ModulePass]:
     return StgAutodiff
 
 
+def _stg_pipeline() -> type[ModulePass]:
+    from stagec.passes.stg_pipeline import StgPipeline
+
+    return StgPipeline
+
+
 def _stg_instantiate() -> type[ModulePass]:
     from stagec.passes.stg_instantiate import StgInstantiate
 
@@ -49,6 +55,7 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "stg-annotate-costs": _stg_annotate_costs,
         "stg-autodiff": _stg_autodiff,
         "stg-instantiate": _stg_instantiate,
+        "stg-pipeline": _stg_pipeline,
         "canonicalize": _canonicalize,
         "cse": _cse,
         "dce": _dce,

@@ -1,0 +1,1 @@
+"""stg-pipeline's parts: stage partition, schedules, the per-stage program builder."""

@@ -23,6 +23,12 @@ def _stg_pipeline() -> type[ModulePass]:
     return StgPipeline
 
 
+def _stg_match_collectives() -> type[ModulePass]:
+    from stagec.passes.stg_match_collectives import StgMatchCollectives
+
+    return StgMatchCollectives
+
+
 def _stg_instantiate() -> type[ModulePass]:
     from stagec.passes.stg_instantiate import StgInstantiate
 
@@ -54,6 +60,7 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return {
         "stg-annotate-costs": _stg_annotate_costs,
         "stg-autodiff": _stg_autodiff,
+        "stg-match-collectives": _stg_match_collectives,
         "stg-instantiate": _stg_instantiate,
         "stg-pipeline": _stg_pipeline,
         "canonicalize": _canonicalize,

@@ -23,6 +23,7 @@ from stagec.dialects.stg.comm import (
     BroadcastOp,
     CollectiveOp,
     CommOp,
+    LocalSliceOp,
     RecvOp,
     ReduceScatterOp,
     ReshardOp,
@@ -104,6 +105,7 @@ STG = Dialect(
         AllReduceOp,
         AllToAllOp,
         BroadcastOp,
+        LocalSliceOp,
         SendOp,
         RecvOp,
         # memory
@@ -155,6 +157,7 @@ __all__ = [
     "FillOp",
     "HostTensorType",
     "InputOp",
+    "LocalSliceOp",
     "MeshOp",
     "MicroBatchOp",
     "MoeCombineOp",

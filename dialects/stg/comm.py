@@ -438,3 +438,25 @@ class RecvOp(P2POp):
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         return cls.create(result_types=[parser.parse_type()], properties=props, attributes=attrs)
+
+
+@irdl_op_definition
+class LocalSliceOp(CollectiveOp):
+    """Each rank keeps its own block of a tensor it holds whole: Duplicated over the
+    axes becomes a Partition of one dim, with no communication (stage.md Fig. 6,
+    "Slice*"). The axes go to the minor end of the dim's split:
+
+        %s = stg.local_slice %x on @m [tp] : !stg.tensor<[B, S, H], bf16> -> !stg.tensor<[B, S/tp, H], bf16>
+    """
+
+    name = "stg.local_slice"
+
+    LAYOUT_RULE: ClassVar = staticmethod(rules.check_local_slice)
+
+    def verify_layouts(self) -> None:
+        if self.is_async is not None:
+            raise VerifyException("'stg.local_slice' moves nothing, so it has no async form")
+        super().verify_layouts()
+
+    def bytes_moved(self) -> Expr:
+        return Expr.const(0)

@@ -255,3 +255,19 @@ def check_same_layout(what: str, src, dst) -> None:
             f"{what}: the result must have the input's distribution "
             f"{src.layout_str()}, not {dst.layout_str()}"
         )
+
+
+def check_local_slice(what: str, src, dst, axes: tuple[str, ...]) -> None:
+    """dst is src with `axes` appended to the minor end of one dim's split, where src
+    does not use those axes at all: every rank of the group holds the same tensor and
+    keeps its own block of it (stage.md Fig. 6, "Slice*"), so nothing moves."""
+    check_same_tensor(what, src, dst)
+    if used := set(axes) & src.mesh_axes:
+        raise VerifyException(
+            f"{what}: the input {src.layout_str()} is already distributed over "
+            f"[{_axes_str(sorted(used))}]; only an axis the input is duplicated over can "
+            "be sliced locally"
+        )
+    if dst.partial_axes != src.partial_axes:
+        raise VerifyException(f"{what}: local_slice must keep the partial-sum axes")
+    _check_scattered(what, src, dst, axes)

@@ -23,6 +23,7 @@ from stagec.dialects.stg.comm import (
     AllToAllOp,
     BroadcastOp,
     CollectiveOp,
+    LocalSliceOp,
     RecvOp,
     ReduceScatterOp,
     ReshardOp,
@@ -151,3 +152,10 @@ def recv(op: RecvOp, operands, ex):
     for rank in ex.ranks:
         out[rank.index] = ex.mailbox.take((_peer(op, rank.index, ex), rank.index, tag))
     return _result(op, out)
+
+
+@implements(LocalSliceOp)
+def local_slice(op: LocalSliceOp, operands, ex):
+    """Each rank keeps its block: within a group along the axes every member holds the
+    whole (duplicated) tensor, which regroup cuts into the result's blocks."""
+    return _regroup_over(op, operands[0], op.axis_names, ex)

@@ -8,8 +8,10 @@ up-down FFN with GeLU and LayerNorm, with learned position embeddings.
 Every linear has a bias; LayerNorms have weight and bias; the GeLU is the tanh form
 (GPT-2's gelu_new). Names are HF's GPT2LMHeadModel's without the layer index, the
 weights in torch's [out, in] orientation (HF's GPT-2 Conv1D stores them transposed).
-c_attn's output is [q | k | v], each N heads of D. The position table is [P, H],
-P = n_positions; the LM head is the token table when embeddings are tied.
+c_attn's output is [q | k | v], each N heads of D: its weight is held as [3, N*D, H]
+and its bias as [3, N*D] (HF's rows, viewed three ways), so that tensor parallelism
+splits the heads of each of q, k and v, not the fused dim. The position table is
+[P, H], P = n_positions; the LM head is the token table when embeddings are tied.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from xdsl.ir import SSAValue
 
 from stagec.dialects.stg import ElementwiseKind as EW
 from stagec.dialects.stg import NormKind
-from stagec.frontends.templates.blocks import Builder
+from stagec.frontends.templates.blocks import Builder, named
 from stagec.frontends.templates.config import ModelConfig
 
 __all__ = ["build_gpt"]
@@ -29,8 +31,10 @@ def gpt_layer(b: Builder, x: SSAValue) -> SSAValue:
     p = "transformer.h"
     eps = b.config.layer_norm_epsilon
     a = b.norm(NormKind.LAYER, x, f"{p}.ln_1", eps, bias=True)
-    qkv = b.linear(a, f"{p}.attn.c_attn.weight", "3*N*D", "H", bias=f"{p}.attn.c_attn.bias", hint="qkv")
-    q, k, v = (b.reshape(t, "B", "S", "N", "D") for t in b.split(qkv, 2, ["N*D"] * 3, ["q", "k", "v"]))
+    w = b.param(f"{p}.attn.c_attn.weight", "3", "N*D", "H")
+    qkv = b.einsum("bsh,knh->bskn", [a, w], "B", "S", "3", "N*D")
+    qkv = named(b.ew(EW.ADD, qkv, b.param(f"{p}.attn.c_attn.bias", "3", "N*D")), "qkv")
+    q, k, v = (b.reshape(t, "B", "S", "N", "D") for t in b.split(qkv, 2, ["1"] * 3, ["q", "k", "v"]))
     o = b.reshape(b.attention(q, k, v, "N", "N"), "B", "S", "N*D")
     h = b.ew(EW.ADD, x, b.linear(o, f"{p}.attn.c_proj.weight", "H", "N*D", bias=f"{p}.attn.c_proj.bias", hint="attn_out"))
     m = b.norm(NormKind.LAYER, h, f"{p}.ln_2", eps, bias=True)

@@ -117,6 +117,10 @@ class GPT(nn.Module):
         head = t.wte.weight if self.lm_head is None else self.lm_head.weight
         return lm_loss(x @ head.T, labels)
 
+    def stg_tensor(self, name: str, w: torch.Tensor) -> torch.Tensor:
+        """The template holds c_attn as [3, N*D, H] (and its bias [3, N*D])."""
+        return w.reshape(3, -1, *w.shape[1:]) if "c_attn" in name else w
+
 
 # -- MoE ---------------------------------------------------------------------------------
 

@@ -50,12 +50,14 @@
 // MLA-NEXT: %key = stg.concat %k_nope, %k_rot_heads dim 3
 // MLA-NEXT: %attn = stg.attention %query, %key, %v heads N kv_heads N causal : !stg.tensor<[B, S, N, (DN + DR)], bf16>, !stg.tensor<[B, S, N, (DN + DR)], bf16>, !stg.tensor<[B, S, N, DV], bf16> -> !stg.tensor<[B, S, N, DV], bf16>
 
-// GPT-3: token plus learned position embeddings, LayerNorm with bias, fused qkv with
-// bias split three ways, GeLU FFN, the head tied to the token table.
+// GPT-3: token plus learned position embeddings, LayerNorm with bias, fused qkv (weight [3, N*D, H])
+// with bias split three ways, GeLU FFN, the head tied to the token table.
 // GPT:      %position_ids = stg.input "position_ids" : !stg.tensor<[B, S], i64>
 // GPT:      %wpe = stg.param "transformer.wpe.weight" : !stg.tensor<[P, H], bf16>
 // GPT:      stg.norm layer %{{.*}}, %ln1, %ln_1_bias
-// GPT:      %qkv = stg.elementwise add %{{.*}}, %c_attn_bias : !stg.tensor<[B, S, 3*D*N], bf16>, !stg.tensor<[3*D*N], bf16>
+// GPT:      %c_attn = stg.param "transformer.h.attn.c_attn.weight" : !stg.tensor<[3, D*N, H], bf16>
+// GPT-NEXT: stg.einsum "bsh,knh->bskn"
+// GPT:      %qkv = stg.elementwise add %{{.*}}, %c_attn_bias : !stg.tensor<[B, S, 3, D*N], bf16>, !stg.tensor<[3, D*N], bf16>
 // GPT-NEXT: %q, %k, %v = stg.split %qkv dim 2
 // GPT:      %attn = stg.attention {{.*}} heads N kv_heads N causal
 // GPT:      stg.elementwise gelu %fc

@@ -9,7 +9,7 @@ from xdsl.dialects.builtin import ArrayAttr, Float64Type, FloatAttr, I64, Intege
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, var_operand_def, var_result_def
 from xdsl.utils.exceptions import VerifyException
 
-from stagec.dialects.stg.attributes import TensorType
+from stagec.dialects.stg.attributes import DistributedTensorType, TensorType
 from stagec.dialects.stg.compute import DataMovementOp, check_dims, dims_property, tensor_type
 from stagec.dialects.stg.distribution import check_result
 from stagec.dialects.symbolic import Expr, sum_exprs
@@ -44,12 +44,39 @@ def _groups(src: tuple[Expr, ...], dst: tuple[Expr, ...]) -> list[tuple[range, r
     return groups
 
 
+def _leading(run: range, shape: tuple[Expr, ...]) -> int | None:
+    """The dim of a run that may carry its split: the first one not of size 1."""
+    return next((k for k in run if shape[k] != 1), run[0] if run else None)
+
+
+def reshape_splits(
+    src: DistributedTensorType, dst_shape: tuple[Expr, ...], groups: list[tuple[range, range]] | None = None
+) -> list[tuple[str, ...]]:
+    """The splits a reshape of `src` to `dst_shape` gives its result: each run's split
+    moves from its leading dim to the result run's leading dim (size-1 dims aside).
+    ValueError says why there is none."""
+    groups = groups if groups is not None else _groups(src.shape, dst_shape)
+    if groups is None:
+        raise ValueError("the dims do not line up as runs of equal products")
+    splits: list[tuple[str, ...]] = [()] * len(dst_shape)
+    for a, b in groups:
+        lead = _leading(a, src.shape)
+        if any(src.splits[k] for k in a if k != lead):
+            raise ValueError("only the leading dim of a merged run may be split")
+        if lead is not None and src.splits[lead]:
+            target = _leading(b, dst_shape)
+            if target is None:
+                raise ValueError("a split dim cannot disappear")
+            splits[target] = src.splits[lead]
+    return splits
+
+
 @irdl_op_definition
 class ReshapeOp(DataMovementOp):
     """Reinterprets the global shape (same elements, same order).
 
     Dims regroup into runs with equal products (B, S, H -> B, S, heads, head_dim); in
-    each run only the leading dim may be split, by the same axes on both sides, so
+    each run only the leading dim (size-1 dims aside) may be split, by the same axes on both sides, so
     every rank's shard stays one contiguous block.
     """
 
@@ -77,17 +104,10 @@ class ReshapeOp(DataMovementOp):
                 f"{what}: cannot match the dims of {src.layout_str()} with {dst.layout_str()} "
                 "as runs of equal products"
             )
-        splits: list[tuple[str, ...]] = [()] * dst.rank
-        for a, b in groups:
-            if any(src.splits[k] for k in a[1:]):
-                raise VerifyException(
-                    f"{what}: only the leading dim of a merged run may be split "
-                    f"({src.layout_str()} -> {dst.layout_str()})"
-                )
-            if a and src.splits[a[0]]:
-                if not b:
-                    raise VerifyException(f"{what}: a split dim cannot disappear")
-                splits[b[0]] = src.splits[a[0]]
+        try:
+            splits = reshape_splits(src, dst.shape, groups)
+        except ValueError as e:
+            raise VerifyException(f"{what}: {e} ({src.layout_str()} -> {dst.layout_str()})") from None
         check_result(what, dst, dst.shape, splits, src.partial_axes)
 
     def bytes_moved(self) -> Expr:

@@ -41,7 +41,7 @@ from stagec.dialects.stg.comm import (
     ReduceScatterOp,
     ReshardOp,
 )
-from stagec.passes.collectives.matcher import MatchError, match_reshard
+from stagec.passes.collectives import MatchError, match_reshard
 from stagec.passes.diagnostics import PassError
 
 __all__ = ["StgMatchCollectives", "match_collectives"]

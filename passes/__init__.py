@@ -35,6 +35,12 @@ def _stg_instantiate() -> type[ModulePass]:
     return StgInstantiate
 
 
+def _stg_shard() -> type[ModulePass]:
+    from stagec.passes.stg_shard import StgShard
+
+    return StgShard
+
+
 def _canonicalize() -> type[ModulePass]:
     from xdsl.transforms.canonicalize import CanonicalizePass
 
@@ -62,6 +68,7 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "stg-autodiff": _stg_autodiff,
         "stg-match-collectives": _stg_match_collectives,
         "stg-instantiate": _stg_instantiate,
+        "stg-shard": _stg_shard,
         "stg-pipeline": _stg_pipeline,
         "canonicalize": _canonicalize,
         "cse": _cse,

@@ -41,7 +41,7 @@ from stagec.dialects.stg.comm import (
     ReduceScatterOp,
     ReshardOp,
 )
-from stagec.passes.collectives import MatchError, match_reshard
+from stagec.passes.collectives import MatchError, Step, match_reshard
 from stagec.passes.diagnostics import PassError
 
 __all__ = ["StgMatchCollectives", "match_collectives"]
@@ -70,20 +70,26 @@ def match_collectives(module: ModuleOp) -> None:
     """Replace every stg.reshard in `module` (in any region) by collectives, in place;
     raises PassError naming a reshard that cannot be matched."""
     bindings = _config_bindings(module)
+    # A model repeats its reshards (every layer, forward and backward): match each
+    # distinct one once.
+    matches: dict[tuple, list[Step]] = {}
     for reshard in [op for op in module.walk() if isinstance(op, ReshardOp)]:
-        _replace(reshard, bindings)
+        _replace(reshard, bindings, matches)
 
 
-def _replace(reshard: ReshardOp, bindings: dict[str, int]) -> None:
+def _replace(reshard: ReshardOp, bindings: dict[str, int], matches: dict[tuple, list[Step]]) -> None:
     src, dst = reshard.input.type, reshard.result.type
     mesh = reshard.mesh_op()
     sizes = {axis: size.subs(bindings).as_int() for axis, size in mesh.axis_sizes.items()}
-    try:
-        steps = match_reshard(src, dst, sizes, bindings)
-    except MatchError as error:
-        raise PassError(
-            f"'stg.reshard' {src.layout_str()} -> {dst.layout_str()}: {error}", reshard
-        ) from None
+    key = (src, dst, tuple(sizes.items()))
+    if key not in matches:
+        try:
+            matches[key] = match_reshard(src, dst, sizes, bindings)
+        except MatchError as error:
+            raise PassError(
+                f"'stg.reshard' {src.layout_str()} -> {dst.layout_str()}: {error}", reshard
+            ) from None
+    steps = matches[key]
     if not steps:
         reshard.result.replace_all_uses_with(reshard.input)
         Rewriter.erase_op(reshard)

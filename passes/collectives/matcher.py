@@ -40,6 +40,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import combinations, count, permutations
+from math import prod
 
 from stagec.dialects.stg.attributes import DistributedTensorType
 from stagec.dialects.stg.comm import (
@@ -50,7 +51,7 @@ from stagec.dialects.stg.comm import (
     LocalSliceOp,
     ReduceScatterOp,
 )
-from stagec.passes.collectives.cost import Sizes, global_bytes, step_cost
+from stagec.passes.collectives.cost import Sizes, global_bytes, ring_factor
 
 __all__ = ["MatchError", "Step", "match_reshard", "reshard_cost"]
 
@@ -107,7 +108,7 @@ def match_reshard(
     steps, ty = [], src
     for move in search.run():
         result = src.with_layout(move.result.splits, move.result.partial)
-        steps.append(Step(move.op, move.axes, ty, result, float(move.cost)))
+        steps.append(Step(move.op, move.axes, ty, result, float(search.bytes(move.cost))))
         ty = result
     return steps
 
@@ -121,7 +122,7 @@ def reshard_cost(
     """Ring-model bytes one rank sends for the cheapest match of src -> dst (the sum
     of match_reshard's step costs, computed exactly)."""
     search = _Search(src, dst, Sizes(dict(mesh_sizes), dict(bindings or {})))
-    return float(sum((m.cost for m in search.run()), Fraction(0)))
+    return float(search.bytes(sum(m.cost for m in search.run())))
 
 
 # ------------------------------------------------------------------------ the search
@@ -142,7 +143,7 @@ class _Move:
     op: type[CollectiveOp]
     axes: tuple[str, ...]
     result: _Layout
-    cost: Fraction
+    cost: int  # in _Search units
     key: tuple[int, ...]
 
 
@@ -165,14 +166,21 @@ class _Search:
                 "the producer is not; no collective makes a partial sum (stage.md "
                 "§IV-D2: a PartialSum push is not supported)"
             )
-        self.shape = src.shape
-        self.sizes = sizes
         self.start = _Layout(src.splits, src.partial_axes)
         self.goal = _Layout(dst.splits, dst.partial_axes)
-        self.whole = global_bytes(src, sizes)
-        order = list(sizes.mesh_sizes)
-        order += sorted((src.mesh_axes | dst.mesh_axes) - set(order))
+        involved = src.mesh_axes | dst.mesh_axes
+        order = [a for a in sizes.mesh_sizes if a in involved] + sorted(involved - set(sizes.mesh_sizes))
         self.axis_rank = {a: i for i, a in enumerate(order)}
+        # Costs are exact integers in units of whole / unit**2: every group size and
+        # every layout's split product divides `unit`, the product of all axis sizes.
+        self.axis_size = {a: sizes.axis(a) for a in order}
+        self.unit = prod(self.axis_size.values())
+        self.whole = global_bytes(src, sizes)
+        self.sizes = sizes
+        self.dim_sizes = [sizes.known_value(d) for d in src.shape]
+        self._local_units: dict[Splits, int] = {}
+        self._ring_units: dict[tuple[type[CollectiveOp], tuple[str, ...]], int] = {}
+        self._allowed_splits: dict[tuple[int, frozenset[str]], bool] = {}
         self.src_sets = [frozenset(s) for s in src.splits]
         self.dst_sets = [frozenset(s) for s in dst.splits]
         # Only the consumer's split axes are sliced in; only partial axes the consumer
@@ -188,42 +196,67 @@ class _Search:
         kept by appending a move, so the first time the goal is popped its path is
         the least in it."""
         tie = count()
-        heap: list = [((Fraction(0), 0, ()), next(tie), self.start, ())]
+        best: dict[_Layout, tuple] = {self.start: (0, 0, ())}
+        heap: list = [(best[self.start], next(tie), self.start, ())]
         done: set[_Layout] = set()
         while heap:
-            (cost, ops, keys), _, state, path = heapq.heappop(heap)
+            priority, _, state, path = heapq.heappop(heap)
             if state in done:
                 continue
             if state == self.goal:
                 return list(path)
             done.add(state)
+            cost, ops, keys = priority
             for move in self._moves(state):
-                if move.result not in done:
-                    priority = (cost + move.cost, ops + 1, (*keys, move.key))
-                    heapq.heappush(heap, (priority, next(tie), move.result, (*path, move)))
+                if move.result in done:
+                    continue
+                reached = (cost + move.cost, ops + 1, (*keys, move.key))
+                if move.result not in best or reached < best[move.result]:
+                    best[move.result] = reached
+                    heapq.heappush(heap, (reached, next(tie), move.result, (*path, move)))
         raise MatchError("no sequence of collectives reaches the consumer's layout")
+
+    def bytes(self, units: int) -> Fraction:
+        """Ring-model bytes per rank of a cost in this search's units."""
+        return units * self.whole / self.unit**2
 
     # -- moves -------------------------------------------------------------------------
     def _allowed(self, dim: int, split: tuple[str, ...]) -> bool:
         """May `dim` be split over `split` on the way (see the module doc)?"""
         axes = frozenset(split)
-        if axes <= self.src_sets[dim] or axes <= self.dst_sets[dim]:
-            return True
-        size = self.sizes.known_value(self.shape[dim])
-        parts = self.sizes.known_group(split)
-        return size is not None and parts is not None and size % parts == 0
+        if (dim, axes) not in self._allowed_splits:
+            if axes <= self.src_sets[dim] or axes <= self.dst_sets[dim]:
+                allowed = True
+            else:
+                size, parts = self.dim_sizes[dim], self.sizes.known_group(axes)
+                allowed = size is not None and parts is not None and size % parts == 0
+            self._allowed_splits[dim, axes] = allowed
+        return self._allowed_splits[dim, axes]
+
+    def _cost(self, op: type[CollectiveOp], axes: tuple[str, ...], splits: Splits) -> int:
+        """step_cost (cost.py) of the op on a layout split as `splits`, in units."""
+        if (local := self._local_units.get(splits)) is None:
+            local = self.unit // prod(self.axis_size[a] for s in splits for a in s)
+            self._local_units[splits] = local
+        if (ring := self._ring_units.get((op, axes))) is None:
+            ring = ring_factor(op, prod(self.axis_size[a] for a in axes)) * self.unit
+            ring = self._ring_units[op, axes] = int(ring)
+        return ring * local
 
     def _move(self, op, axes, state: _Layout, result: _Layout, dims: tuple[int, int]) -> _Move:
-        cost = step_cost(op, axes, state.splits, self.whole, self.sizes)
+        axes = tuple(axes)
         key = (_KIND_ORDER[op], *dims, *(self.axis_rank[a] for a in axes))
-        return _Move(op, tuple(axes), result, cost, key)
+        return _Move(op, axes, result, self._cost(op, axes, state.splits), key)
 
     def _moves(self, state: _Layout) -> Iterator[_Move]:
         splits, partial = state.splits, state.partial
         rank = len(splits)
 
         def with_split(changes: dict[int, tuple[str, ...]]) -> Splits:
-            return tuple(changes.get(i, s) for i, s in enumerate(splits))
+            new = list(splits)
+            for d, split in changes.items():
+                new[d] = split
+            return tuple(new)
 
         reducible = [a for a in self.reducible if a in partial]
         for k in range(1, len(reducible) + 1):

@@ -176,3 +176,16 @@ def test_consumer_partial_sum_is_an_error():
 def test_different_tensors_are_an_error():
     with pytest.raises(MatchError, match="are not the same global tensor"):
         match_reshard(tensor_type("[B, H], f32"), tensor_type("[B, S], f32"), {})
+
+
+def test_step_costs_are_the_ring_model():
+    """The search's exact integer costs agree with cost.step_cost, step by step."""
+    from stagec.passes.collectives.cost import Sizes, global_bytes, step_cost
+
+    mesh, bindings = {"dp": 2, "tp": 3}, {"S": 6}
+    sizes = Sizes(mesh, bindings)
+    whole = global_bytes(PRODUCER, sizes)
+    steps = match_reshard(PRODUCER, tensor_type("[B/tp, S, H/dp], bf16"), mesh, bindings)
+    assert len(steps) == 3
+    for step in steps:
+        assert step.cost == float(step_cost(step.op, step.axes, step.input.splits, whole, sizes))

@@ -205,7 +205,9 @@ class SplitOp(DataMovementOp):
 
 @irdl_op_definition
 class FillOp(DataMovementOp):
-    """A tensor of one value: `%z = stg.fill 0.0 : T` (zeroed gradient buffers)."""
+    """A tensor of one value: `%z = stg.fill 0.0 : T` (zeroed gradient buffers). Zeros
+    may be typed as a partial sum: each rank's share is 0 (a lazily reduced gradient
+    buffer starts so)."""
 
     name = "stg.fill"
 
@@ -218,8 +220,9 @@ class FillOp(DataMovementOp):
         super().__init__(result_types=[result_type], properties={"value": FloatAttr(value, f64)})
 
     def verify_(self) -> None:
-        if tensor_type(self.result).partial_axes:
-            raise VerifyException("fill: the result cannot be a partial sum")
+        # zeros are a partial sum (every rank's share 0); no other value is
+        if tensor_type(self.result).partial_axes and self.value.value.data != 0.0:
+            raise VerifyException("fill: only zeros can be a partial sum (every rank holds 0)")
 
     def bytes_moved(self) -> Expr:
         return tensor_type(self.result).local_bytes()

@@ -41,8 +41,11 @@ class StateOp(IRDLOperation):
     def verify_(self) -> None:
         if not self.tensor_name.data:
             raise VerifyException(f"'{self.name}' needs a non-empty name")
-        if self.result.type.partial_axes:
+        if self.result.type.partial_axes and not self._may_be_partial():
             raise VerifyException(f"'{self.name}' \"{self.tensor_name.data}\" cannot be a partial sum")
+
+    def _may_be_partial(self) -> bool:
+        return False
 
 
 @irdl_op_definition
@@ -77,6 +80,9 @@ class OptimizerStateOp(StateOp):
     def __init__(self, name: str, param: str, result_type: TensorType):
         super().__init__(name, result_type, param=param)
 
+    def _may_be_partial(self) -> bool:
+        return self.tensor_name.data == "grad"  # a lazily reduced gradient buffer (stg.assign)
+
     def verify_(self) -> None:
         super().verify_()
         if not self.param.data:
@@ -87,7 +93,9 @@ class OptimizerStateOp(StateOp):
 class AssignOp(IRDLOperation):
     """Writes a named state: `stg.assign %w2 to "w" : T` (a parameter) or
     `stg.assign %m to "exp_avg" of "w" : T` (a per-parameter state). Later reads of
-    the name, in this step or the next, see the value."""
+    the name, in this step or the next, see the value. A "grad" buffer may be stored
+    as a partial sum: data-parallel ranks accumulate their own shares over the
+    micro-batches and the optimizer's read reduces them once per step."""
 
     name = "stg.assign"
 
@@ -113,8 +121,8 @@ class AssignOp(IRDLOperation):
     def verify_(self) -> None:
         if not self.state_name.data or (self.param is not None and not self.param.data):
             raise VerifyException("'stg.assign' needs a non-empty state name")
-        if self.value.type.partial_axes:
+        if self.value.type.partial_axes and self.state_name.data != "grad":
             raise VerifyException(
-                f"'stg.assign' to \"{self.state_name.data}\": a stored state cannot be a partial sum "
-                f"({self.value.type.layout_str()}); reduce it first"
+                f"'stg.assign' to \"{self.state_name.data}\": only a gradient buffer may be stored as a "
+                f"partial sum ({self.value.type.layout_str()}); reduce it first"
             )

@@ -1,0 +1,289 @@
+"""Layout propagation through a whole training program (stage.md §IV-D1, Fig. 5).
+
+The program is walked once in order. Parameters and inputs take the strategy's
+layouts; every other op takes the layout its operands' layouts give it (solver.py),
+and an operand whose producer's layout differs from what the op needs gets a
+`stg.reshard` in front of the op - stg-match-collectives turns those into
+collectives. Reshards are shared within a block (one all-gather of a weight for the
+q, k and v projections) but not across blocks, so the backward phase gathers a
+sharded weight again, as FSDP and Megatron's sequence parallelism do.
+
+Fixed points:
+- a loop carry takes the strategy's layout for its type (with sp, the residual
+  stream is sequence-split) and every iteration's yield is resharded to it;
+- a gradient state takes its parameter's storage layout, plus the partial-sum axes
+  its accumulated value arrives with where the storage is whole over them (data
+  parallel gradients are summed once per step, by the optimizer's read, not per
+  micro-batch; FSDP's sharded storage reduce-scatters every micro-batch). That is
+  known only once the value is seen, so the walk restarts when a state's layout
+  grows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FunctionType, ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+
+from stagec.dialects.stg.attributes import DistributedTensorType, TensorType
+from stagec.dialects.stg.comm import CommOp, ReshardOp
+from stagec.dialects.stg.compute import tensor_type
+from stagec.dialects.stg.mesh import MeshOp
+from stagec.dialects.stg.model_ops import OpaqueOp
+from stagec.dialects.stg.shape_ops import ConcatOp, FillOp, ReshapeOp, SplitOp, TransposeOp, reshape_splits
+from stagec.dialects.stg.state import AssignOp, InputOp, OptimizerStateOp, ParamOp
+from stagec.dialects.stg.structure import LoopOp, PhaseOp, YieldOp, stacked, terminator, unstacked
+from stagec.dialects.stg.training import VjpOp, _OptimizerOp
+from stagec.passes.diagnostics import PassError
+from stagec.passes.shard.signatures import Linearity, Signature, signature
+from stagec.passes.shard.solver import Unshardable, Weigher, solve
+from stagec.passes.shard.strategy import Strategy
+
+StateKey = tuple[str, str | None]
+
+
+def retype(value: SSAValue, ty) -> None:
+    """Gives an SSA value a new type in place (its uses see it at once)."""
+    value._type = ty  # noqa: SLF001 - xDSL has no public setter for result types
+
+
+class Propagation:
+    """One walk over a module; `grown` says whether a gradient state's layout grew."""
+
+    def __init__(self, strategy: Strategy, mesh: str, known: Mapping[str, int], states: dict[StateKey, DistributedTensorType]):
+        self.strategy = strategy
+        self.mesh = mesh
+        self.known = known
+        self.states = states
+        self.grown = False
+        self.weigh = Weigher(known, strategy.axes)
+        self._reshards: dict[tuple[int, SSAValue, DistributedTensorType], SSAValue] = {}
+        self._compute: dict[SSAValue, DistributedTensorType] = {}
+
+    # -- layouts the strategy gives -------------------------------------------------
+    def param_layouts(self, name: str, ty: DistributedTensorType) -> tuple[DistributedTensorType, DistributedTensorType]:
+        """(compute layout, storage layout) of a parameter."""
+        compute = self.strategy.overrides.get(name) or self.strategy.desired(ty, sp=False)
+        return compute, self.strategy.storage(compute, self.known)
+
+    def state_layout(self, key: StateKey, ty: DistributedTensorType, param_type: DistributedTensorType | None) -> DistributedTensorType:
+        if key not in self.states:
+            if key[1] is None:  # the parameter itself
+                self.states[key] = self.param_layouts(key[0], ty)[1]
+            elif param_type is not None and ty.shape == param_type.shape:
+                storage = self.param_layouts(key[1], param_type)[1]
+                self.states[key] = type(ty)(storage.dims.data, ty.element_type)
+            else:
+                self.states[key] = self.strategy.desired(ty, sp=False)
+        return self.states[key]
+
+    # -- the walk ---------------------------------------------------------------------
+    def run(self, module: ModuleOp) -> None:
+        self._param_types = _param_types(module)
+        for op in list(module.ops):
+            if isinstance(op, func.FuncOp):
+                self.block(op.body.block)
+                ret = op.body.block.last_op
+                op.function_type = FunctionType.from_lists(
+                    [a.type for a in op.body.block.args], [v.type for v in ret.operands]
+                )
+
+    def block(self, block: Block) -> None:
+        for op in list(block.ops):
+            self.op(op)
+
+    def op(self, op: Operation) -> None:
+        match op:
+            case ParamOp():
+                compute, storage = self.param_layouts(op.tensor_name.data, op.result.type)
+                retype(op.result, storage)
+                self._compute[op.result] = compute
+            case InputOp():
+                name = op.tensor_name.data
+                retype(op.result, self.strategy.overrides.get(name) or self.strategy.desired(op.result.type, sp=False))
+            case OptimizerStateOp():
+                key = (op.tensor_name.data, op.param.data)
+                retype(op.result, self.state_layout(key, op.result.type, self._param_types.get(op.param.data)))
+            case FillOp():
+                retype(op.result, self.strategy.desired(op.result.type, sp=False))
+            case AssignOp():
+                self.assign(op)
+            case LoopOp():
+                self.loop(op)
+            case PhaseOp():
+                self.block(op.body.block)
+                for result, value in zip(op.results, terminator(op.body).values):
+                    retype(result, value.type)
+            case VjpOp():
+                self.vjp(op)
+            case _OptimizerOp():
+                self.optimizer(op)
+            case ReshapeOp():
+                self.reshape(op)
+            case TransposeOp():
+                src = op.input.type
+                perm = [p.value.data for p in op.perm.data]
+                retype(op.result, op.result.type.with_layout([src.splits[p] for p in perm], src.partial_axes))
+            case SplitOp():
+                d = op.dim.value.data
+                src = self.coerce(op, op.input, _unsplit(op.input.type, d))
+                for out in op.outputs:
+                    retype(out, out.type.with_layout(src.type.splits, src.type.partial_axes))
+            case ConcatOp():
+                self.concat(op)
+            case OpaqueOp():
+                for operand in op.operands:
+                    self.coerce(op, operand, operand.type.with_layout([()] * operand.type.rank, ()))
+            case func.ReturnOp():
+                for operand in op.operands:
+                    self.coerce(op, operand, self.strategy.desired(operand.type, sp=False))
+            case YieldOp() | MeshOp():
+                pass
+            case CommOp():
+                raise PassError("stg-shard expects an unsharded program, but it already communicates", op)
+            case _:
+                sig = signature(op)
+                if sig is None:
+                    raise PassError(f"stg-shard has no distribution rule for '{op.name}'", op)
+                self.solved(op, sig, list(op.operands), list(op.results))
+
+    # -- op kinds ---------------------------------------------------------------------
+    def solved(self, op: Operation, sig: Signature, operands: list[SSAValue], results: list[SSAValue]) -> None:
+        types = [self._compute.get(v, v.type) for v in operands]
+        anchored = [v in self._compute for v in operands]
+        try:
+            solution = solve(sig, types, [r.type for r in results], self.strategy, anchored, self.weigh)
+        except Unshardable as e:
+            raise PassError(f"stg-shard cannot distribute this op: {e}", op) from None
+        for value, target in zip(operands, solution.operands):
+            self.coerce(op, value, target)
+        for result, ty in zip(results, solution.results):
+            retype(result, ty)
+
+    def assign(self, op: AssignOp) -> None:
+        key = op.key
+        value = op.value
+        target = self.state_layout(key, value.type, self._param_types.get(key[1] or ""))
+        if key[0] == "grad" and key[1] is not None:
+            extra = value.type.partial_axes - target.partial_axes - {a for s in target.splits for a in s}
+            if extra and value.type.splits == target.splits:
+                self.states[key] = target.with_layout(None, target.partial_axes | extra)
+                self.grown = True
+                target = self.states[key]
+        self.coerce(op, value, target.with_layout(None, target.partial_axes))
+
+    def loop(self, op: LoopOp) -> None:
+        block = op.body.block
+        carried = list(op.carried)
+        layouts = [self.strategy.desired(v.type, sp=True) for v in carried]
+        for value, layout, arg in zip(carried, layouts, block.args):
+            self.coerce(op, value, layout)
+            retype(arg, layout)
+        for value, arg in zip(op.scanned, block.args[len(carried):]):
+            retype(arg, unstacked(value.type))
+        self.block(block)
+        yielded = terminator(op.body)
+        for value, layout in zip(list(yielded.values[: len(carried)]), layouts):
+            self.coerce(yielded, value, layout)
+        for i, result in enumerate(op.results):
+            if i < len(carried):
+                retype(result, layouts[i])
+            else:
+                retype(result, stacked(yielded.values[i].type, op.count_expr))
+
+    def vjp(self, op: VjpOp) -> None:
+        (forward,) = op.forward_ops
+        sig = signature(forward)
+        if sig is None:
+            raise PassError(f"stg-shard has no distribution rule for '{forward.name}' (in this stg.vjp)", op)
+        primals = list(op.primals)
+        types = [self._compute.get(v, v.type) for v in primals]
+        anchored = [v in self._compute for v in primals]
+        try:
+            solution = solve(sig, types, [r.type for r in forward.results], self.strategy, anchored, self.weigh)
+        except Unshardable as e:
+            raise PassError(f"stg-shard cannot distribute this op: {e}", op) from None
+        for value, target, arg in zip(primals, solution.operands, op.body.block.args):
+            self.coerce(op, value, target)
+            retype(arg, target)
+        for result, ty in zip(forward.results, solution.results):
+            retype(result, ty)
+        for cotangent, out in zip(list(op.cotangents), solution.results):
+            self.coerce(op, cotangent, out.with_layout(None, ()))
+        # a gradient sums over every axis that splits the op but not its primal, and
+        # over the partial-sum axes of the other factors of a product
+        split = {a for t in (*solution.operands, *solution.results) for s in t.splits for a in s}
+        for grad, i in zip(op.grads, op.wrt_indices):
+            target = solution.operands[i]
+            others = {a for j, t in enumerate(solution.operands) if j != i for a in t.partial_axes}
+            own = {a for s in target.splits for a in s} | target.partial_axes
+            retype(grad, target.with_layout(None, (split | others) - own))
+
+    def optimizer(self, op: _OptimizerOp) -> None:
+        param = op.operands[0]
+        layout = param.type.with_layout(None, ())
+        for operand in op.operands[1:]:
+            ty = operand.type
+            want = layout if ty.shape == layout.shape else ty.with_layout(None, ())
+            self.coerce(op, operand, type(ty)(want.dims.data, ty.element_type))
+        for result in op.results:
+            if result.type.shape == layout.shape:
+                retype(result, type(result.type)(layout.dims.data, result.type.element_type))
+
+    def reshape(self, op: ReshapeOp) -> None:
+        src = op.input.type
+        try:
+            splits = reshape_splits(src, op.result.type.shape)
+        except ValueError:
+            src = self.coerce(op, op.input, src.with_layout([()] * src.rank, src.partial_axes)).type
+            splits = [()] * op.result.type.rank
+        retype(op.result, op.result.type.with_layout(splits, src.partial_axes))
+
+    def concat(self, op: ConcatOp) -> None:
+        d = op.dim.value.data
+        rank = op.result.type.rank
+        letters = "abcdefghijklmnopqrstuvwxyz"[:rank]
+        subs = [letters[:d] + chr(ord("A") + i) + letters[d + 1 :] for i in range(len(op.inputs))]
+        out = letters[:d] + "Z" + letters[d + 1 :]
+        sig = Signature(subs, [out], Linearity.ADDITIVE, unsplit={*(s[d] for s in subs), "Z"})
+        self.solved(op, sig, list(op.inputs), [op.result])
+
+    # -- reshards ---------------------------------------------------------------------
+    def coerce(self, user: Operation, value: SSAValue, target: DistributedTensorType) -> SSAValue:
+        """`value` in layout `target` for `user`: itself, a zero fill retyped, or a
+        stg.reshard placed before `user` (shared with earlier users in the block)."""
+        target = type(value.type)(target.dims.data, value.type.element_type, target.partial_axes)
+        if value.type == target:
+            return value
+        owner = value.owner
+        if isinstance(owner, FillOp) and sum(1 for _ in value.uses) == 1 and (
+            not target.partial_axes or owner.value.value.data == 0.0
+        ):
+            retype(value, target)
+            return value
+        block = user.parent_block()
+        key = (id(block), value, target)
+        reshard = self._reshards.get(key)
+        if reshard is None:
+            new = ReshardOp(value, self.mesh, TensorType(target.dims.data, target.element_type, target.partial_axes))
+            block.insert_op_before(new, user)
+            reshard = self._reshards[key] = new.result
+        for use in list(value.uses):
+            if use.operation is user:
+                user.operands[use.index] = reshard
+        return reshard
+
+
+def _unsplit(ty: DistributedTensorType, dim: int) -> DistributedTensorType:
+    return ty.with_layout([() if i == dim else s for i, s in enumerate(ty.splits)])
+
+
+def _param_types(module: ModuleOp) -> dict[str, DistributedTensorType]:
+    """Every parameter's (unsharded) type by name, for its states."""
+    types: dict[str, DistributedTensorType] = {}
+    for op in module.walk():
+        if isinstance(op, ParamOp):
+            types.setdefault(op.tensor_name.data, op.result.type)
+    return types

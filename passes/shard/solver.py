@@ -1,0 +1,173 @@
+"""Choosing an op's distribution from its operands' (stage.md §IV-D1).
+
+Each operand arrives in its producer's layout. The op runs in one layout of its index
+space: every mesh axis that splits some operand's letter splits that letter for the
+whole op. Where operands disagree - an axis splits the sequence in one operand and the
+heads in another - one letter wins and the other operands are resharded (the
+consumer's view of stage.md Fig. 5):
+
+1. an operand that is a parameter (its layout is the strategy's) wins;
+2. then the letter whose dim class the axis prefers (strategy.py's rules);
+3. then the letter split in the larger operand, which then stays in place;
+4. then the letter that comes first.
+
+Partial-sum operands pass through where the op is linear in them and no letter uses
+the axis; otherwise they are reduced. An operand holding the whole of a letter others
+split is sliced locally for free, as the verifiers allow, and is left as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from stagec.dialects.stg.attributes import DistributedTensorType
+from stagec.passes.shard.signatures import Linearity, Signature
+from stagec.passes.shard.strategy import DimClass, Strategy, classify_shape
+
+
+@dataclass
+class Solution:
+    operands: list[DistributedTensorType]
+    results: list[DistributedTensorType]
+
+
+class Unshardable(Exception):
+    """The op cannot run in any layout the rules allow (a message for PassError)."""
+
+
+def solve(
+    sig: Signature,
+    types: Sequence[DistributedTensorType],
+    results: Sequence[DistributedTensorType],
+    strategy: Strategy,
+    anchored: Sequence[bool],
+    weigh: "Weigher",
+) -> Solution:
+    tie_of = {letter: group for group in sig.tied for letter in group}
+    # a letter's dim class: the first definite one among the tensors that have it
+    classes: dict[str, DimClass] = {}
+    for sub, ty in zip([*sig.operands, *sig.results], [*types, *results]):
+        for letter, cls in zip(sub, classify_shape(ty.shape)):
+            root = _root(letter, tie_of)
+            if classes.get(root, DimClass.NONE) == DimClass.NONE:
+                classes[root] = cls
+
+    # which letters each axis splits, in which operand
+    candidates: dict[str, dict[str, list[int]]] = {}
+    for i, (sub, ty) in enumerate(zip(sig.operands, types)):
+        for letter, split in zip(sub, ty.splits):
+            for axis in split:
+                candidates.setdefault(axis, {}).setdefault(_root(letter, tie_of), []).append(i)
+
+    assign: dict[str, list[str]] = {}
+    for axis in strategy.order(candidates) + tuple(a for a in candidates if a not in strategy.axes):
+        options = {k: v for k, v in candidates[axis].items() if not _whole(k, sig, tie_of)}
+        if not options:
+            continue
+
+        def key(letter: str) -> tuple:
+            holders = options[letter]
+            rank = strategy.rank(axis, classes[letter])
+            return (
+                0 if any(anchored[i] for i in holders) else 1,
+                rank if rank is not None else 99,
+                -sum(weigh(types[i]) for i in holders),
+                letter,
+            )
+
+        winner = min(options, key=key)
+        assign.setdefault(winner, []).append(axis)
+
+    # the order of a letter's axes: as the operand that wins for it holds them
+    order: dict[str, tuple[str, ...]] = {}
+    for letter, axes in assign.items():
+        holders = [
+            (0 if anchored[i] else 1, -weigh(ty), ty.splits[sub.index(m)])
+            for i, (sub, ty) in enumerate(zip(sig.operands, types))
+            for m in _members(letter, tie_of)
+            if m in sub and set(ty.splits[sub.index(m)]) == set(axes)
+        ]
+        order[letter] = min(holders)[2] if holders else strategy.order(axes)
+    used = {a for axes in order.values() for a in axes}
+
+    kept = _kept_partials(sig, types, used)
+    targets = []
+    for i, (sub, ty) in enumerate(zip(sig.operands, types)):
+        dims = []
+        for letter, split in zip(sub, ty.splits):
+            want = order.get(_root(letter, tie_of), ())
+            dims.append(want if split or not want or not sig.slices_locally else ())
+        targets.append(ty.with_layout(dims, kept[i]))
+
+    in_results = {_root(letter, tie_of) for letter in "".join(sig.results)}
+    contracted = {_root(letter, tie_of) for letter in "".join(sig.operands)} - in_results
+    summed = {a for root in contracted for a in order.get(root, ())}
+    if summed and not sig.contract_sums:
+        raise Unshardable("a contracted dim would be split")
+    partial = _result_partial(sig, kept) | summed
+    out = []
+    for sub, ty in zip(sig.results, results, strict=True):
+        dims = [order.get(_root(letter, tie_of), ()) for letter in sub]
+        out.append(ty.with_layout(dims, partial))
+    return Solution(targets, out)
+
+
+def _root(letter: str, tie_of: Mapping[str, set[str]]) -> str:
+    return min(tie_of[letter]) if letter in tie_of else letter
+
+
+def _members(root: str, tie_of: Mapping[str, set[str]]) -> set[str]:
+    return tie_of.get(root, {root})
+
+
+def _whole(root: str, sig: Signature, tie_of) -> bool:
+    return bool(_members(root, tie_of) & sig.unsplit)
+
+
+def _kept_partials(
+    sig: Signature, types: Sequence[DistributedTensorType], used: set[str]
+) -> list[frozenset[str]]:
+    """The partial axes each operand keeps (the rest it must have reduced)."""
+    partial = [t.partial_axes - used for t in types]
+    match sig.linearity:
+        case Linearity.NONE:
+            return [frozenset()] * len(types)
+        case Linearity.FIRST:
+            return [partial[0]] + [frozenset()] * (len(types) - 1)
+        case Linearity.ADDITIVE:
+            common = frozenset.intersection(*partial) if partial else frozenset()
+            return [common] * len(types)
+        case Linearity.MULTILINEAR:
+            seen: set[str] = set()
+            kept = []
+            for p in partial:
+                kept.append(frozenset(p - seen))
+                seen |= p
+            return kept
+    raise AssertionError(sig.linearity)
+
+
+def _result_partial(sig: Signature, kept: list[frozenset[str]]) -> frozenset[str]:
+    if sig.linearity == Linearity.ADDITIVE:
+        return kept[0] if kept else frozenset()
+    return frozenset().union(*kept) if kept else frozenset()
+
+
+class Weigher:
+    """A tensor's local size as a number, for tie-breaks: symbols take their bound
+    value, or a stand-in (4096 for a dim symbol, 8 for a mesh axis)."""
+
+    def __init__(self, known: Mapping[str, int], axes: Sequence[str]):
+        self.known = dict(known)
+        self.axes = set(axes)
+
+    def __call__(self, ty: DistributedTensorType) -> float:
+        expr = ty.local_numel()
+        env = {s: self.known.get(s, 8 if s in self.axes else 4096) for s in expr.symbols}
+        try:
+            num = expr.numerator.subs(env).as_int() or 0
+            den = expr.denominator.subs(env).as_int() or 1
+        except Exception:  # noqa: BLE001 - a tie-break only
+            return 0.0
+        return num / den

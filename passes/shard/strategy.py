@@ -1,0 +1,168 @@
+"""A parallel strategy as logical-dim rules: which mesh axes split which kind of dim.
+
+Every dim of the training IR has a symbolic size over the model's symbols
+(docs/training-ir.md), and the symbols say what the dim is: `B` batch, `S` sequence,
+`N`/`KV` attention heads, `F`/`FE`/`FS` feed-forward, `V` vocabulary, `E` experts; a
+merged `B*S` is the token dim, and an expert's capacity `(k*B*S/E)` holds tokens too.
+A strategy maps those dim classes to mesh axes, as Megatron-LM lays them out:
+
+    dp, fsdp    batch (and tokens)           data parallel; fsdp also shards the
+                                             parameters, gradients and optimizer states
+    tp          heads, ffn, vocab            Megatron column/row parallel, vocab-parallel
+                seq (with sp)                embedding and head; sequence parallel
+    cp          seq                          context parallel
+    ep          experts; batch               expert parallel: the experts split, and the
+                                             tokens outside the experts split like data
+
+An axis splits at most one dim of a tensor: where a tensor (or an op's index space)
+has dims of two classes an axis serves, the class listed first wins (tp splits an
+attention projection's heads, not its sequence). Within a dim the axes go in the mesh
+order, dp major to tp minor.
+
+Per-tensor overrides name a parameter or input and give its layout outright; axes of
+a user-declared mesh that no rule knows are placed by overrides only (stage.md
+Tables XI and XII).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from stagec.dialects.stg.attributes import DistributedTensorType
+from stagec.dialects.symbolic import Expr
+
+
+class DimClass(Enum):
+    BATCH = "batch"
+    SEQ = "seq"
+    HEADS = "heads"
+    FFN = "ffn"
+    VOCAB = "vocab"
+    EXPERTS = "experts"
+    NONE = "none"
+
+
+_HEADS = {"N", "KV"}
+_FFN = {"F", "FE", "FS"}
+
+
+def classify_shape(shape: Sequence[Expr]) -> list[DimClass]:
+    """What each dim of a tensor holds. `E` is the experts dim only where it leads an
+    expert stack ([E, FE, H] weights, [E, C, H] buffers); the router's [E, H] weight
+    and [T, E] scores hold one column per expert on every rank."""
+    classes = [classify(size) for size in shape]
+    for i, cls in enumerate(classes):
+        if cls == DimClass.EXPERTS and not (i == 0 and len(shape) >= 3):
+            classes[i] = DimClass.NONE
+    return classes
+
+
+def classify(size: Expr) -> DimClass:
+    """What a dim holds, read off the symbols of its size (see classify_shape for E)."""
+    symbols = size.symbols
+    if symbols & _HEADS:
+        return DimClass.HEADS
+    if "V" in symbols:
+        return DimClass.VOCAB
+    if "E" in symbols and symbols & {"B", "S"}:
+        return DimClass.BATCH  # an expert's capacity slots hold tokens
+    if symbols == {"E"}:
+        return DimClass.EXPERTS
+    if symbols & _FFN:
+        return DimClass.FFN
+    if "B" in symbols:
+        return DimClass.BATCH  # B, or the tokens B*S
+    if "S" in symbols:
+        return DimClass.SEQ
+    return DimClass.NONE
+
+
+# The standard axes in mesh order (ranks numbered row-major: tp is innermost, as in
+# Megatron-LM), each with the dim classes it splits, most preferred first.
+STANDARD_AXES: tuple[str, ...] = ("dp", "fsdp", "ep", "cp", "tp")
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """The mesh axes in use and the rules that place them.
+
+    `sizes` holds every mesh axis (standard or user-declared) in mesh order; `sp` puts
+    the sequence of norm and residual regions on tp (Megatron sequence parallelism).
+    `overrides` maps a parameter or input name to its layout."""
+
+    sizes: Mapping[str, Expr]
+    sp: bool = False
+    overrides: Mapping[str, DistributedTensorType] = field(default_factory=dict)
+
+    @property
+    def axes(self) -> tuple[str, ...]:
+        return tuple(self.sizes)
+
+    def classes_of(self, axis: str, sp: bool = True) -> tuple[DimClass, ...]:
+        """The dim classes `axis` splits, most preferred first; `sp` False leaves out
+        the sequence parallel split (it applies to the residual stream only)."""
+        if axis not in self.sizes:
+            return ()
+        match axis:
+            case "dp" | "fsdp":
+                return (DimClass.BATCH,)
+            case "ep":
+                return (DimClass.EXPERTS, DimClass.BATCH)
+            case "cp":
+                return (DimClass.SEQ,)
+            case "tp":
+                rules = (DimClass.HEADS, DimClass.FFN, DimClass.VOCAB)
+                return (*rules, DimClass.SEQ) if self.sp and sp else rules
+        return ()
+
+    def rank(self, axis: str, cls: DimClass) -> int | None:
+        """How strongly `axis` wants to split a dim of class `cls` (0 = most)."""
+        classes = self.classes_of(axis)
+        return classes.index(cls) if cls in classes else None
+
+    def order(self, axes: Sequence[str]) -> tuple[str, ...]:
+        """Axes in mesh order (major to minor within a dim)."""
+        return tuple(sorted(axes, key=self.axes.index))
+
+    def desired_splits(self, shape: Sequence[Expr], sp: bool = True) -> tuple[tuple[str, ...], ...]:
+        """The layout the rules give a tensor of this global shape."""
+        placed: dict[int, list[str]] = {i: [] for i in range(len(shape))}
+        classes = classify_shape(shape)
+        for axis in self.axes:
+            best: tuple[int, int] | None = None
+            for i, cls in enumerate(classes):
+                options = self.classes_of(axis, sp)
+                rank = options.index(cls) if cls in options else None
+                if rank is not None and (best is None or rank < best[0]):
+                    best = (rank, i)
+            if best is not None:
+                placed[best[1]].append(axis)
+        return tuple(self.order(placed[i]) for i in range(len(shape)))
+
+    def desired(self, ty: DistributedTensorType, sp: bool = True) -> DistributedTensorType:
+        return ty.with_layout(self.desired_splits(ty.shape, sp), ())
+
+    def storage(self, ty: DistributedTensorType, known: Mapping[str, int]) -> DistributedTensorType:
+        """Where a parameter (and its gradient and optimizer states) lives: its compute
+        layout, further sharded over fsdp along the first dim fsdp can divide (the
+        config's sizes tell; an unknown size is assumed to divide)."""
+        if "fsdp" not in self.sizes or not ty.shape:
+            return ty
+        fsdp = self.sizes["fsdp"].as_int()
+        dims = list(ty.splits)
+        for i, size in enumerate(ty.shape):
+            local = (size / _product(self.sizes[a] for a in dims[i])).subs(known)
+            value = local.as_int()
+            if value is None or fsdp is None or value % fsdp == 0:
+                dims[i] = (*dims[i], "fsdp")
+                return ty.with_layout(dims)
+        return ty
+
+
+def _product(exprs) -> Expr:
+    out = Expr.const(1)
+    for e in exprs:
+        out = out * e
+    return out

@@ -1,0 +1,199 @@
+"""stg-shard: apply a parallel strategy by tensor-level distribution (stage.md §IV-C/D1).
+
+    stagec-opt step.mlir --pass-pipeline='builtin.module(stg-shard{dp=2 tp=4 sp=true})'
+
+Declares the mesh (`stg.mesh @mesh [dp = 2, tp = 4]`, tp innermost), gives every
+parameter and input the strategy's layout (passes/shard/strategy.py), and propagates
+layouts through every op of the program - forward, backward and optimizer step alike
+(passes/shard/propagate.py). Where a consumer needs another layout than its producer
+gives, a `stg.reshard` says so; stg-match-collectives lowers it to collectives.
+
+Strategies, any combination of them:
+- dp: data parallel (batch split; gradients partial over dp, all-reduced once per step);
+- fsdp: ZeRO-3 (batch split; parameters, gradients and optimizer states sharded along
+  their first divisible dim; gathered before use in forward and again in backward,
+  gradients reduce-scattered every micro-batch);
+- tp: Megatron tensor parallel (column-parallel projections split heads / ffn,
+  row-parallel ones contract them into a partial sum; vocab-parallel embedding and
+  head); with sp=true also Megatron sequence parallel: the residual stream, norms and
+  dropouts hold a sequence shard, so all-gather / reduce-scatter replace all-reduce;
+- cp: context parallel (sequence split; keys and values gathered for attention);
+- ep: expert parallel (experts split; tokens all-to-all into and out of the experts;
+  outside the experts ep splits the batch like dp).
+An axis size is an integer or a symbol (`tp=tp` keeps it symbolic until
+stg-instantiate). A module that declares its own stg.mesh keeps it, and
+`override="name=[layout];..."` gives named parameters and inputs a layout outright,
+for layer-wise or hypothetical strategies (stage.md Tables XI and XII):
+
+    stg-shard{override="x=[B/p, D1];w2=[D2/p, D3]"}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
+from xdsl.parser import Parser
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import ParseError, VerifyException
+
+from stagec.dialects.stg.attributes import DistributedTensorType, TensorType
+from stagec.dialects.stg.mesh import MeshOp
+from stagec.dialects.stg.state import InputOp, ParamOp
+from stagec.dialects.symbolic import Expr
+from stagec.passes.diagnostics import PassError
+from stagec.passes.shard.propagate import Propagation
+from stagec.passes.shard.strategy import STANDARD_AXES, Strategy
+
+MESH = "mesh"
+
+
+@dataclass(frozen=True)
+class StgShard(ModulePass):
+    """Apply a parallel strategy: stg-shard{dp=2 fsdp=1 tp=4 sp=true cp=1 ep=1}."""
+
+    name = "stg-shard"
+
+    dp: int | str = 1
+    fsdp: int | str = 1
+    ep: int | str = 1
+    cp: int | str = 1
+    tp: int | str = 1
+    sp: bool = False
+    override: str = ""
+    """`name=[layout];...`: a parameter's or input's layout; names may use * globs."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        mesh = _mesh(op)
+        known = _config(op)
+        sizes = self._sizes(op, mesh)
+        if self.sp and "tp" not in sizes:
+            raise PassError("stg-shard: sp=true splits the sequence over tp; give tp > 1", op)
+        _check_divisible(op, sizes, known)
+        for value in op.walk():
+            for ty in (*(r.type for r in value.results), *(a.type for r in value.regions for b in r.blocks for a in b.args)):
+                if isinstance(ty, DistributedTensorType) and ty.mesh_axes:
+                    raise PassError(
+                        f"stg-shard expects an unsharded program, but {ty.layout_str()} is already distributed",
+                        value,
+                    )
+        strategy = Strategy(sizes, self.sp, _overrides(ctx, op, self.override, sizes))
+        if not sizes:
+            return
+        if mesh is None:
+            mesh = MeshOp(MESH, list(sizes.items()))
+            op.body.block.insert_op_before(mesh, op.body.block.first_op)
+        original = op.clone()
+        states: dict = {}
+        for _ in range(4):
+            work = original.clone()
+            propagation = Propagation(strategy, mesh.sym_name.data, known, states)
+            propagation.run(work)
+            if not propagation.grown:
+                break
+        else:  # pragma: no cover - layouts only grow, and only a few times
+            raise PassError("stg-shard: gradient layouts did not settle", op)
+        for child in list(op.body.block.ops):
+            child.detach()
+            child.erase()
+        for child in list(work.body.block.ops):
+            child.detach()
+            op.body.block.add_op(child)
+        try:
+            op.verify()
+        except VerifyException as e:  # a bug of stg-shard: say where
+            raise PassError(f"stg-shard produced invalid IR: {e}", op) from None
+
+    def _sizes(self, module: ModuleOp, mesh: MeshOp | None) -> dict[str, Expr]:
+        given = {}
+        for axis in STANDARD_AXES:
+            value = getattr(self, axis)
+            size = Expr.sym(axis) if value == axis else Expr.of(value)
+            if size.is_constant and (size.as_int() or 0) < 1:
+                raise PassError(f"stg-shard: {axis} = {value} must be a positive integer or a symbol", module)
+            if size != Expr.const(1):
+                given[axis] = size
+        if mesh is None:
+            return given
+        declared = dict(mesh.axis_sizes)
+        if clash := sorted(set(given) & set(declared)):
+            raise PassError(
+                f"stg-shard: axis '{clash[0]}' is both declared by @{mesh.sym_name.data} and given as an option",
+                module,
+            )
+        if given:
+            raise PassError(
+                f"stg-shard: the module declares mesh @{mesh.sym_name.data}; add the axes "
+                f"{', '.join(given)} to it instead of passing them as options",
+                module,
+            )
+        return declared
+
+
+def _mesh(module: ModuleOp) -> MeshOp | None:
+    meshes = [op for op in module.ops if isinstance(op, MeshOp)]
+    if len(meshes) > 1:
+        raise PassError("stg-shard: the module declares more than one stg.mesh", meshes[1])
+    return meshes[0] if meshes else None
+
+
+def _config(module: ModuleOp) -> dict[str, int]:
+    config = module.attributes.get("stg.config")
+    if not isinstance(config, DictionaryAttr):
+        return {}
+    return {k: v.value.data for k, v in config.data.items() if isinstance(v, IntegerAttr)}
+
+
+def _check_divisible(module: ModuleOp, sizes: dict[str, Expr], known: dict[str, int]) -> None:
+    """The model's own sizes must divide over the axes that will split them."""
+    rules = {
+        "tp": [("N", "attention heads"), ("KV", "key/value heads"), ("F", "ffn size"), ("FE", "expert ffn size"), ("V", "vocabulary")],
+        "ep": [("E", "experts")],
+    }
+    for axis, dims in rules.items():
+        degree = sizes.get(axis, Expr.const(1)).as_int()
+        if degree is None or degree == 1:
+            continue
+        for symbol, what in dims:
+            value = known.get(symbol)
+            if value is not None and value % degree:
+                hint = " (pad the vocabulary to a multiple of it, as Megatron does)" if symbol == "V" else ""
+                raise PassError(
+                    f"stg-shard: {axis} = {degree} does not divide the model's {what} {symbol} = {value}{hint}",
+                    module,
+                )
+
+
+def _overrides(ctx: Context, module: ModuleOp, text: str, sizes: dict[str, Expr]) -> dict[str, DistributedTensorType]:
+    """Parse `name=[layout];...` against the module's parameters and inputs."""
+    if not text.strip():
+        return {}
+    states = {}
+    for op in module.walk():
+        if isinstance(op, ParamOp | InputOp):
+            states.setdefault(op.tensor_name.data, op.result.type)
+    out: dict[str, DistributedTensorType] = {}
+    for entry in filter(None, (e.strip() for e in text.split(";"))):
+        name, sep, layout = entry.partition("=")
+        if not sep:
+            raise PassError(f"stg-shard: override '{entry}' should read name=[layout], e.g. w=[H/tp, F]", module)
+        matches = [s for s in states if fnmatchcase(s, name.strip())]
+        if not matches:
+            raise PassError(f"stg-shard: override '{name.strip()}' names no parameter or input of the module", module)
+        for match in matches:
+            ty = states[match]
+            try:
+                parsed = Parser(ctx, f"!stg.tensor<{layout.strip()}, {ty.element_type}>").parse_type()
+            except ParseError as e:
+                raise PassError(f"stg-shard: override for '{match}': {layout.strip()} is not a layout ({e.msg})", module) from None
+            if not isinstance(parsed, TensorType) or parsed.shape != ty.shape:
+                raise PassError(
+                    f"stg-shard: override for '{match}': {layout.strip()} does not have its shape {ty.layout_str()}",
+                    module,
+                )
+            if missing := sorted(parsed.mesh_axes - set(sizes)):
+                raise PassError(f"stg-shard: override for '{match}' uses axis '{missing[0]}', which the mesh lacks", module)
+            out[match] = type(ty)(parsed.dims.data, ty.element_type, parsed.partial_axes)
+    return out

@@ -19,6 +19,7 @@ from stagec.dialects.stg.attributes import (
 from stagec.dialects.stg.comm import (
     AllGatherOp,
     AllReduceOp,
+    AllReduceStagesOp,
     AllToAllOp,
     BroadcastOp,
     CollectiveOp,
@@ -103,6 +104,7 @@ STG = Dialect(
         AllGatherOp,
         ReduceScatterOp,
         AllReduceOp,
+        AllReduceStagesOp,
         AllToAllOp,
         BroadcastOp,
         LocalSliceOp,
@@ -136,6 +138,7 @@ __all__ = [
     "AdamOp",
     "AllGatherOp",
     "AllReduceOp",
+    "AllReduceStagesOp",
     "AllToAllOp",
     "AssignOp",
     "AttentionOp",

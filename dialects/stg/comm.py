@@ -460,3 +460,55 @@ class LocalSliceOp(CollectiveOp):
 
     def bytes_moved(self) -> Expr:
         return Expr.const(0)
+
+
+@irdl_op_definition
+class AllReduceStagesOp(CollectiveOp):
+    """Sums a tensor over a few coordinates of one mesh axis, among the programs placed
+    there - the pipeline stages that each hold a copy of a tied weight (GPT's token
+    embedding, used by the first stage's embedding and the last stage's head) add up
+    their partial gradients, as Megatron-LM's embedding-group all-reduce does:
+
+        %g2 = stg.all_reduce_stages %g on @m [pp] among [0, 3] : !stg.tensor<[V, H], f32> -> !stg.tensor<[V, H], f32>
+
+    Every participant gets the same sum, added up in the listed order. The types say
+    nothing about the stages (each stage's value is whole), so in and out are equal.
+    """
+
+    name = "stg.all_reduce_stages"
+
+    among = prop_def(ArrayAttr[IntegerAttr[I64]])
+
+    def __init__(self, input: SSAValue, mesh: str, axis: str, among: Sequence[int]):
+        super().__init__(
+            input, mesh, [axis], input.type,
+            extra={"among": ArrayAttr(IntegerAttr(c, i64) for c in among)},
+        )
+
+    @property
+    def coordinates(self) -> tuple[int, ...]:
+        return tuple(c.value.data for c in self.among.data)
+
+    def check(self, what, src, dst, axes):
+        rules.check_same_layout(what, src, dst)
+        if len(axes) != 1:
+            raise VerifyException(f"{what} sums over the coordinates of one mesh axis, not [{', '.join(axes)}]")
+        coords = self.coordinates
+        if len(coords) < 2 or len(set(coords)) != len(coords):
+            raise VerifyException(f"{what}: 'among' must list at least two distinct coordinates, not {list(coords)}")
+        size = self.mesh_op().axis_sizes[axes[0]].as_int()
+        for c in coords:
+            if c < 0 or (size is not None and c >= size):
+                bound = f" and < {size}, the size of '{axes[0]}'" if size is not None else ""
+                raise VerifyException(f"{what}: coordinate {c} must be >= 0{bound}")
+
+    def _print_extra(self, printer: Printer) -> None:
+        printer.print_string(f" among [{', '.join(map(str, self.coordinates))}]")
+
+    @classmethod
+    def _parse_extra(cls, parser: Parser) -> dict[str, Attribute]:
+        parser.parse_keyword("among")
+        coords = parser.parse_comma_separated_list(
+            parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+        )
+        return {"among": ArrayAttr(IntegerAttr(c, i64) for c in coords)}

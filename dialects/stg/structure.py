@@ -11,6 +11,11 @@ Values threaded from one iteration to the next are *carried*; values that differ
 iteration are *scanned*: `scan(%s = %xs : [L, ...])` feeds slice i to iteration i (or
 count-1-i with `reverse`, as the backward pass walks the layers), and each yielded
 value after the carried ones is stacked into a result with a leading [count] dim.
+
+A pipeline stage runs a slice of a layer stack: `stg.repeat L/4 offset L/2 of L`
+runs layers [L/2, L/2 + L/4) of the L layers, so iteration i reads and writes the
+per-layer state of layer L/2 + i (docs/pipeline.md). Without `offset ... of ...` the
+repeat is the whole stack (offset 0 of count).
 """
 
 from __future__ import annotations
@@ -135,8 +140,15 @@ class LoopOp(IRDLOperation):
         if [r.type for r in self.outputs] != want:
             raise VerifyException(f"{what}: results must be the carried values then the stacked per-iteration outputs")
 
+    def _print_slice(self, printer: Printer) -> None: ...
+
+    @classmethod
+    def _parse_slice(cls, parser: Parser) -> dict[str, ExprAttr]:
+        return {}
+
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.count_expr}")
+        self._print_slice(printer)
         args = self.body.block.args
         n = len(self.carried)
         for word, values, block_args in (
@@ -164,6 +176,7 @@ class LoopOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser):
         count = parse_expr(parser)
+        layer_slice = cls._parse_slice(parser)
         groups: dict[str, list[tuple[Parser.Argument, SSAValue]]] = {"carry": [], "scan": []}
         for word in ("carry", "scan"):
             if parser.parse_optional_keyword(word) is None:
@@ -190,15 +203,71 @@ class LoopOp(IRDLOperation):
             body,
             reverse,
         )
+        op.properties |= layer_slice
         op.attributes |= attrs
         return op
 
 
 @irdl_op_definition
 class RepeatOp(LoopOp):
-    """A repeated block (a layer stack): `stg.repeat 80 carry(...) { ... }`."""
+    """A repeated block (a layer stack): `stg.repeat 80 carry(...) { ... }`.
+
+    `stg.repeat 20 offset 40 of 80 ...` is a slice of a longer stack (a pipeline
+    stage's layers): iteration i is layer 40 + i of 80 (40 + 19 - i under `reverse`)
+    when it reads or writes per-layer state. Stacked results and scanned values stay
+    per iteration ([20, ...]).
+    """
 
     name = "stg.repeat"
+
+    offset = opt_prop_def(ExprAttr)
+    stack = opt_prop_def(ExprAttr)
+
+    def __init__(self, count, carried, scanned, body: Region, reverse: bool = False,
+                 offset=None, stack=None):
+        super().__init__(count, carried, scanned, body, reverse)
+        if (offset is None) != (stack is None):
+            raise ValueError("a slice of a layer stack needs both its offset and the stack's size")
+        if offset is not None:
+            self.offset = ExprAttr(Expr.of(offset))
+            self.stack = ExprAttr(Expr.of(stack))
+
+    @property
+    def offset_expr(self) -> Expr:
+        """The first layer this repeat runs (0 for a whole stack)."""
+        return self.offset.data if self.offset is not None else Expr.const(0)
+
+    @property
+    def stack_expr(self) -> Expr:
+        """The number of layers of the stack its per-layer state holds."""
+        return self.stack.data if self.stack is not None else self.count_expr
+
+    def verify_(self) -> None:
+        super().verify_()
+        if (self.offset is None) != (self.stack is None):
+            raise VerifyException("'stg.repeat': 'offset' and 'of' (the stack's size) go together")
+        if self.offset is None:
+            return
+        offset, stack = self.offset_expr, self.stack_expr
+        if offset.is_constant and (offset.as_int() is None or offset.as_int() < 0):
+            raise VerifyException(f"'stg.repeat': offset must be a non-negative integer, not {offset}")
+        room = stack - offset - self.count_expr
+        if room.is_constant and room.evaluate({}) < 0:
+            raise VerifyException(
+                f"'stg.repeat': layers [{offset}, {offset + self.count_expr}) do not fit in a stack of {stack}"
+            )
+
+    def _print_slice(self, printer: Printer) -> None:
+        if self.offset is not None:
+            printer.print_string(f" offset {self.offset_expr} of {self.stack_expr}")
+
+    @classmethod
+    def _parse_slice(cls, parser: Parser) -> dict[str, ExprAttr]:
+        if parser.parse_optional_keyword("offset") is None:
+            return {}
+        offset = parse_expr(parser)
+        parser.parse_keyword("of", " (the size of the layer stack the offset is in)")
+        return {"offset": ExprAttr(offset), "stack": ExprAttr(parse_expr(parser))}
 
 
 @irdl_op_definition

@@ -5,13 +5,20 @@ symbol bindings). A run executes a function on a placement - every rank, or the 
 of one pipeline stage - as an `Execution`, which holds the SSA values and the layer
 indices of the enclosing stg.repeats and runs ops in program order on all its ranks
 at once, checking each result against its type. Functions placed on different ranks
-run side by side in threads and exchange messages through one Mailbox.
+run side by side in threads and exchange messages through one Mailbox; each sees its
+own writes to the state store, which takes them all when the run ends (state.py).
+
+`run_stages` runs a pipelined module (docs/pipeline.md): every function marked
+`stg.stage = {pp = k}` on the ranks of its stage. stg.all_reduce_stages, the sum of a
+tied weight's partial gradients over the stages holding it, meets its peers through
+the same Mailbox (it lives here, with the program placement it depends on).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -21,6 +28,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from stagec.dialects.stg.attributes import DistributedTensorType, TokenType
+from stagec.dialects.stg.comm import AllReduceStagesOp
 from stagec.dialects.stg.mesh import MeshOp
 from stagec.dialects.stg.structure import YieldOp
 from stagec.runtime.interpreter import (  # noqa: F401  (each registers its ops)
@@ -35,8 +43,8 @@ from stagec.runtime.interpreter import (  # noqa: F401  (each registers its ops)
 )
 from stagec.runtime.interpreter.collectives import Mailbox
 from stagec.runtime.interpreter.errors import InterpreterError, describe_op
-from stagec.runtime.interpreter.registry import Rank, implementation_of
-from stagec.runtime.interpreter.state import StateStore
+from stagec.runtime.interpreter.registry import Rank, implementation_of, implements
+from stagec.runtime.interpreter.state import StateStore, StoreWrites, merge_writes
 from stagec.runtime.interpreter.tensor_types import Sizes, check_value
 from stagec.runtime.interpreter.values import (
     Layout,
@@ -171,9 +179,27 @@ class Interpreter:
         errors.sort(key=lambda e: e.stopped)
         if errors:
             raise errors[0]
+        merge_writes(store, {name: run.execution.writes for name, run in runs.items()})
         if per_rank:
             return {name: run.results for name, run in runs.items()}
         return {name: run.global_results() for name, run in runs.items()}
+
+
+    def stages(self) -> dict[str, dict[str, int]]:
+        """The module's stage programs: each function marked `stg.stage = {pp = k}`
+        (stg-pipeline's schedules) -> the coordinates it runs on."""
+        found = {}
+        for op in self.module.ops:
+            if isinstance(op, FuncOp) and isinstance(stage := op.attributes.get("stg.stage"), DictionaryAttr):
+                found[op.sym_name.data] = {axis: c.value.data for axis, c in stage.data.items()}
+        if not found:
+            raise InterpreterError("the module has no function marked stg.stage (run stg-pipeline first)")
+        return found
+
+    def run_stages(self, store: StateStore | None = None, *, per_rank: bool = False) -> dict[str, list]:
+        """Runs every stage program of a pipelined module side by side (`stages()`);
+        returns each one's results (the last stage returns the step's loss)."""
+        return self.run_programs(self.stages(), store, per_rank=per_rank)
 
 
 class _Run:
@@ -230,18 +256,19 @@ class Execution:
     state store and mailbox."""
 
     def __init__(self, interpreter: Interpreter, store: StateStore, placement: Placement, mailbox: Mailbox):
+        self.interpreter = interpreter
         self.mesh = interpreter.mesh
         self.sizes = interpreter.sizes
         self.store = store
+        self.writes = StoreWrites(store)
         self.placement = placement
         self.mailbox = mailbox
         self.ranks = [Rank(r, self.mesh, self.sizes) for r in placement.ranks]
         self.values: dict[SSAValue, Any] = {}
         self.released: dict[SSAValue, Operation] = {}
-        # (iteration's layer index, count) of each enclosing stg.repeat, outermost first
+        # (the layer an iteration addresses, the stack's size) of each enclosing
+        # stg.repeat, outermost first
         self.layers: list[tuple[int, int]] = []
-        # stacked states this run has copied, so it may write their layers in place
-        self.owned_state: set[tuple[str, object]] = set()
 
     # -- values ----------------------------------------------------------------------------
     def value(self, ssa: SSAValue) -> Any:
@@ -260,6 +287,16 @@ class Execution:
 
     def release(self, ssa: SSAValue, op: Operation) -> None:
         self.released[ssa] = op
+
+    @contextmanager
+    def scope(self) -> Iterator[None]:
+        """A called function's own values, outside the caller's loops."""
+        saved = self.values, self.released, self.layers
+        self.values, self.released, self.layers = {}, {}, []
+        try:
+            yield
+        finally:
+            self.values, self.released, self.layers = saved
 
     # -- running ---------------------------------------------------------------------------
     def run_block(self, block: Block, args: Sequence[Any]) -> list[Any]:
@@ -301,3 +338,39 @@ class Execution:
                 self._check(ty.value_type, value.payload, f"{what}'s payload")
         elif isinstance(ty, DistributedTensorType):
             check_value(value, ty, self.sizes, what)
+
+
+# Mailbox tag of stg.all_reduce_stages' messages: below the tags of stg.send (>= 0), so
+# the two never mix; successive all-reduces pair up in order (the queues are FIFO).
+ALL_REDUCE_STAGES_TAG = -1
+
+
+@implements(AllReduceStagesOp)
+def all_reduce_stages(op: AllReduceStagesOp, operands, ex: Execution):
+    """Each rank sends its local to the ranks that differ from it only in their
+    coordinate on the axis, for every other coordinate listed, then adds up the
+    listed coordinates' locals in the listed order (every participant the same sum)."""
+    (value,), (axis,), among = operands, op.axis_names, op.coordinates
+    mesh = ex.mesh
+
+    def at(rank: int, coord: int) -> int:
+        return mesh.rank_of({**mesh.coords[rank], axis: coord})
+
+    for rank in ex.ranks:
+        mine = mesh.coord(rank.index, axis)
+        if mine not in among:
+            raise InterpreterError(f"rank {rank.index} ({axis} = {mine}) is not among the stages {list(among)}")
+        for coord in among:
+            if coord != mine:
+                ex.mailbox.post((rank.index, at(rank.index, coord), ALL_REDUCE_STAGES_TAG), value[rank.index])
+    out: PerRank = [None] * mesh.num_ranks
+    for rank in ex.ranks:
+        mine = mesh.coord(rank.index, axis)
+        total = None
+        for coord in among:
+            part = value[rank.index] if coord == mine else ex.mailbox.take(
+                (at(rank.index, coord), rank.index, ALL_REDUCE_STAGES_TAG)
+            )
+            total = part if total is None else total + part
+        out[rank.index] = total
+    return [Token(out) if isinstance(op.result.type, TokenType) else out]

@@ -6,9 +6,17 @@ names one tensor per iteration: the store holds it stacked, outer repeat first
 stg.microbatch iterations do not index state. An input read inside a repeat may also
 be one tensor shared by every layer (the rotary angles), which its shape tells.
 
+A slice of a stack (`stg.repeat 2 offset 4 of 8`, a pipeline stage's layers) reads
+layers 4 and 5 of the [8, ...] stacked tensor.
+
 An optimizer state missing from the store starts at zero (gradient accumulators,
 Adam's moments and step); a missing parameter or input is an error. stg.assign
 reassembles the global tensor and writes it, into the layer's slice inside repeats.
+
+Each program of a run (each pipeline stage) has a memory of its own: it sees its own
+writes (`StoreWrites`), and the store takes them when every program has ended
+(`merge_writes`). Two programs may write the same state only with the same value -
+the copies of a tied weight on two stages - which the merge checks.
 """
 
 from __future__ import annotations
@@ -62,6 +70,93 @@ def _slot(op: StateOp | AssignOp) -> tuple[str, object]:
     return ("params", name) if param is None else ("states", (name, param))
 
 
+class StoreWrites:
+    """One program's view of the store: its own writes over the shared store, which
+    no program changes while others run (module doc). `layers[slot]` records which
+    layers of a stacked state the program wrote, None for a whole write."""
+
+    def __init__(self, store: StateStore):
+        self.store = store
+        self.tensors: dict[tuple[str, object], torch.Tensor] = {}
+        self.layers: dict[tuple[str, object], set[tuple[int, ...]] | None] = {}
+        # slots whose tensor here is this program's own copy, writable in place
+        self.owned: set[tuple[str, object]] = set()
+
+    def get(self, table: str, key) -> torch.Tensor | None:
+        if (table, key) in self.tensors:
+            return self.tensors[(table, key)]
+        return getattr(self.store, table).get(key)
+
+    def write(self, table: str, key, value: torch.Tensor) -> None:
+        self.tensors[(table, key)] = value
+        self.layers[(table, key)] = None
+        self.owned.discard((table, key))
+
+    def write_layer(self, table: str, key, indices: tuple[int, ...], stacked: tuple[int, ...],
+                    value: torch.Tensor) -> None:
+        slot = (table, key)
+        if slot not in self.owned:
+            # the first write copies the stacked tensor (or creates it), so that tensors
+            # the caller or another program still holds are never changed in place
+            current = self.get(table, key)
+            if current is None:
+                current = torch.zeros(stacked, dtype=value.dtype)
+            elif tuple(current.shape) != stacked or current.dtype != value.dtype:
+                raise InterpreterError(
+                    f"{_describe_key(table, key)} is {_shape_str(current.shape)} {current.dtype} in the "
+                    f"state store, but the program writes it per layer as {_shape_str(stacked)} {value.dtype}"
+                )
+            else:
+                current = current.clone()
+            self.tensors[slot] = current
+            self.owned.add(slot)
+            self.layers.setdefault(slot, set())
+        self.tensors[slot][indices] = value
+        if self.layers[slot] is not None:
+            self.layers[slot].add(indices)
+
+
+def merge_writes(store: StateStore, writes: dict[str, StoreWrites]) -> None:
+    """Put what the programs of a run wrote into the store. A state several programs
+    wrote must have been written the same way (whole, or per layer) and with equal
+    values wherever their writes overlap."""
+    slots: dict[tuple[str, object], list[str]] = {}
+    for name, program in writes.items():
+        for slot in program.tensors:
+            slots.setdefault(slot, []).append(name)
+    for (table, key), names in slots.items():
+        tensors = getattr(store, table)
+        first = writes[names[0]]
+        if len(names) == 1:
+            tensors[key] = first.tensors[(table, key)]
+            continue
+        what = _describe_key(table, key)
+        whole = [writes[n].layers[(table, key)] is None for n in names]
+        if any(whole) and not all(whole):
+            raise InterpreterError(
+                f"@{names[whole.index(True)]} writes {what} whole, but @{names[whole.index(False)]} per layer"
+            )
+        merged = first.tensors[(table, key)].clone()
+        written: dict[tuple[int, ...], str] = {}
+        for name in names:
+            tensor, layers = writes[name].tensors[(table, key)], writes[name].layers[(table, key)]
+            for index in [()] if layers is None else sorted(layers):
+                part = tensor[index]
+                if tuple(tensor.shape) != tuple(merged.shape):
+                    raise InterpreterError(
+                        f"@{names[0]} and @{name} write {what} as {_shape_str(merged.shape)} and {_shape_str(tensor.shape)}"
+                    )
+                if index in written and not torch.equal(merged[index], part):
+                    layer = f" (layer {', '.join(map(str, index))})" if index else ""
+                    raise InterpreterError(
+                        f"@{written[index]} and @{name} both write {what}{layer} with different values: "
+                        "the copies of a state held on several stages must stay equal"
+                    )
+                merged[index] = part
+                written.setdefault(index, name)
+        tensors[key] = merged
+
+
 def _shape_str(shape) -> str:
     return f"[{', '.join(str(s) for s in shape)}]"
 
@@ -73,7 +168,7 @@ def read(op: StateOp, operands, ex):
     indices = tuple(i for i, _ in ex.layers)
     stacked = tuple(n for _, n in ex.layers) + shape
     table, key = _slot(op)
-    stored = getattr(ex.store, table).get(key)
+    stored = ex.writes.get(table, key)
     what = _describe_key(table, key)
     if stored is None:
         if table != "states":
@@ -106,26 +201,10 @@ def assign(op: AssignOp, operands, ex):
     ty = op.value.type
     value = assemble_global(operands[0], Layout.of(ty), ex.placement)
     table, key = _slot(op)
-    tensors = getattr(ex.store, table)
     if not ex.layers:
-        tensors[key] = value
+        ex.writes.write(table, key, value)
         return []
     indices = tuple(i for i, _ in ex.layers)
     stacked = tuple(n for _, n in ex.layers) + tuple(value.shape)
-    if (table, key) not in ex.owned_state:
-        # the first write of this run copies the stacked tensor (or creates it), so
-        # that tensors the caller still holds are never changed in place
-        current = tensors.get(key)
-        if current is None:
-            current = torch.zeros(stacked, dtype=value.dtype)
-        elif tuple(current.shape) != stacked or current.dtype != value.dtype:
-            raise InterpreterError(
-                f"{_describe_key(table, key)} is {_shape_str(current.shape)} {current.dtype} in the "
-                f"state store, but the program writes it per layer as {_shape_str(stacked)} {value.dtype}"
-            )
-        else:
-            current = current.clone()
-        tensors[key] = current
-        ex.owned_state.add((table, key))
-    tensors[key][indices] = value
+    ex.writes.write_layer(table, key, indices, stacked, value)
     return []

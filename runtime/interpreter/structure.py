@@ -4,15 +4,25 @@ A loop threads its carried values through `count` iterations and feeds scanned v
 slice by slice; iteration i works on slice (and, for stg.repeat, layer) i, or count-1-i
 under `reverse`, and a per-iteration output is stacked at that same index, so a
 reversed loop over saved activations lines up with the forward loop that saved them.
+A slice of a layer stack (`stg.repeat 2 offset 4 of 8`, a pipeline stage's layers)
+addresses layers offset + i of the stacked state, its outputs and scanned values
+staying per iteration.
+
+func.call runs the callee's body on the caller's ranks, in a scope of its own: its
+values are its own, and it starts outside any stg.repeat (a callee's state reads are
+not indexed by the caller's loops).
 """
 
 from __future__ import annotations
 
 import torch
+from xdsl.dialects.func import CallOp
 
+from stagec.dialects.stg.attributes import DistributedTensorType
 from stagec.dialects.stg.structure import LoopOp, MicroBatchOp, PhaseOp, RepeatOp
 from stagec.runtime.interpreter.errors import InterpreterError
 from stagec.runtime.interpreter.registry import implements
+from stagec.runtime.interpreter.tensor_types import check_value
 from stagec.runtime.interpreter.values import PerRank
 
 
@@ -21,6 +31,15 @@ def loop(op: LoopOp, operands, ex):
     count = ex.sizes.eval(op.count_expr, f"the count of '{op.name}'")
     if count < 1:
         raise InterpreterError(f"the count {op.count_expr} = {count} must be at least 1")
+    offset, stack_size = 0, count
+    if isinstance(op, RepeatOp) and op.offset is not None:
+        offset = ex.sizes.eval(op.offset_expr, "the offset of 'stg.repeat'")
+        stack_size = ex.sizes.eval(op.stack_expr, "the stack size of 'stg.repeat'")
+        if offset < 0 or offset + count > stack_size:
+            raise InterpreterError(
+                f"layers [{offset}, {offset + count}) (offset {op.offset_expr}, count {op.count_expr}) "
+                f"are not within the stack of {op.stack_expr} = {stack_size}"
+            )
     carried = operands[: len(op.carried)]
     scanned = operands[len(op.carried) :]
     per_iteration: list[list[PerRank | None]] = []
@@ -28,7 +47,8 @@ def loop(op: LoopOp, operands, ex):
         index = count - 1 - step if op.reverse is not None else step
         slices = [[None if local is None else local[index] for local in value] for value in scanned]
         if isinstance(op, RepeatOp):
-            ex.layers.append((index, count))
+            # (the layer this iteration addresses, the stack's size)
+            ex.layers.append((offset + index, stack_size))
         try:
             yielded = ex.run_block(op.body.block, [*carried, *slices])
         finally:
@@ -52,3 +72,17 @@ def loop(op: LoopOp, operands, ex):
 @implements(PhaseOp)
 def phase(op: PhaseOp, operands, ex):
     return ex.run_block(op.body.block, [])
+
+
+@implements(CallOp)
+def call(op: CallOp, operands, ex):
+    name = op.callee.root_reference.data
+    callee = ex.interpreter.function(name)
+    types = callee.function_type.inputs.data
+    if len(types) != len(operands):
+        raise InterpreterError(f"@{name} takes {len(types)} arguments, {len(operands)} given")
+    for i, (ty, value) in enumerate(zip(types, operands)):
+        if isinstance(ty, DistributedTensorType):
+            check_value(value, ty, ex.sizes, f"argument #{i} of @{name}")
+    with ex.scope():
+        return ex.run_block(callee.body.block, operands)

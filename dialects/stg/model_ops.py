@@ -194,7 +194,10 @@ class CrossEntropyOp(ComputeOp):
     """Mean token cross-entropy of logits [..., vocab] against integer labels [...].
 
     The mean is over all tokens of the global batch, so ranks holding a slice of the
-    tokens hold a partial sum of the loss."""
+    tokens hold a partial sum of the loss. The vocab dim may be split (Megatron's
+    vocab-parallel cross-entropy): the ranks of a vocab group then combine their
+    shards' max, sum of exponentials and label logit - three all-reduces of one value
+    per token (`vocab_collectives`) - and each holds the loss, not a partial sum."""
 
     name = "stg.cross_entropy"
 
@@ -214,7 +217,6 @@ class CrossEntropyOp(ComputeOp):
         require_no_partial(what, logits, "logits")
         if logits.rank < 1:
             raise VerifyException(f"{what}: logits need a vocab dim")
-        require_unsplit(what, logits, logits.rank - 1, "the softmax runs over the vocab")
         if logits.shape[:-1] != labels.shape or logits.splits[:-1] != labels.splits:
             raise VerifyException(
                 f"{what}: labels {labels.layout_str()} must match the logits' token dims "
@@ -226,6 +228,15 @@ class CrossEntropyOp(ComputeOp):
     def flops(self) -> Expr:
         # max, subtract, exp, sum per logit; log and gather per token
         return 4 * tensor_type(self.logits).local_numel() + 2 * tensor_type(self.labels).local_numel()
+
+    def vocab_collectives(self) -> list[tuple[str, tuple[str, ...], Expr]]:
+        """The all-reduces a split vocab implies: (kind, axes, bytes per rank) for the
+        max, the sum of exponentials and the label logit of every local token (f32)."""
+        axes = tensor_type(self.logits).splits[-1]
+        if not axes:
+            return []
+        per_token = tensor_type(self.labels).local_numel() * 4
+        return [("all_reduce", axes, per_token)] * 3
 
 
 @irdl_op_definition

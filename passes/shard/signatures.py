@@ -61,6 +61,8 @@ class Signature:
     contract_sums: bool = True
     # an operand may hold the whole of a letter others split (einsum, elementwise)
     slices_locally: bool = False
+    # contracted letters the op combines across ranks itself (vocab-parallel loss)
+    combined: set[str] = field(default_factory=set)
 
 
 def signature(op: Operation) -> Signature | None:
@@ -91,7 +93,7 @@ def signature(op: Operation) -> Signature | None:
             return Signature(["vh", ids], [ids + "h"], Linearity.FIRST)
         case CrossEntropyOp():
             tokens = _letters(tensor_type(op.labels).rank)
-            return Signature([tokens + "v", tokens], [""], Linearity.NONE, unsplit={"v"})
+            return Signature([tokens + "v", tokens], [""], Linearity.NONE, combined={"v"})
         case SsmScanOp():
             letters = _letters(tensor_type(op.input).rank)
             return Signature([letters, letters], [letters], unsplit={letters[op.dim.value.data]})

@@ -101,7 +101,7 @@ def solve(
         targets.append(ty.with_layout(dims, kept[i]))
 
     in_results = {_root(letter, tie_of) for letter in "".join(sig.results)}
-    contracted = {_root(letter, tie_of) for letter in "".join(sig.operands)} - in_results
+    contracted = {_root(letter, tie_of) for letter in "".join(sig.operands)} - in_results - sig.combined
     summed = {a for root in contracted for a in order.get(root, ())}
     if summed and not sig.contract_sums:
         raise Unshardable("a contracted dim would be split")

@@ -26,6 +26,7 @@ from stagec.dialects.stg.model_ops import (
 from stagec.runtime.interpreter.errors import InterpreterError
 from stagec.runtime.interpreter.registry import Rank, implements, per_rank
 from stagec.runtime.interpreter.tensor_types import compute_dtype, torch_dtype
+from stagec.runtime.interpreter.values import Layout, PerRank, assemble, groups_within
 
 
 @per_rank(AttentionOp)
@@ -70,10 +71,29 @@ def embedding(op: EmbeddingOp, rank: Rank, table: torch.Tensor, ids: torch.Tenso
     return out
 
 
-@per_rank(CrossEntropyOp)
-def cross_entropy(op: CrossEntropyOp, rank: Rank, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+@implements(CrossEntropyOp)
+def cross_entropy(op: CrossEntropyOp, operands, ex):
     """Sum over local tokens of logsumexp(logits) - logits[label], over the global batch's
-    token count: the mean itself on one rank, a partial sum of it over split tokens."""
+    token count: the mean itself on one rank, a partial sum of it over split tokens.
+    With a split vocab each rank sees its vocab group's shards put together - its own
+    live, the others' as constants - so that a stg.vjp gives each rank the gradient of
+    its own shard, as Megatron's vocab-parallel cross-entropy does."""
+    logits, labels = operands
+    vocab_axes = op.logits.type.splits[-1]
+    rank_of = {rank.index: rank for rank in ex.ranks}
+    layout = Layout(tuple(() for _ in op.logits.type.splits[:-1]) + (vocab_axes,), frozenset())
+    out: PerRank = [None] * ex.mesh.num_ranks
+    for group in groups_within(ex.placement, vocab_axes):
+        for r in group:
+            whole = logits[r]
+            if vocab_axes:
+                parts = {g: logits[g] if g == r else logits[g].detach() for g in group}
+                whole = assemble(parts, layout, ex.mesh, vocab_axes)
+            out[r] = _cross_entropy(op, rank_of[r], whole, labels[r])
+    return [out]
+
+
+def _cross_entropy(op: CrossEntropyOp, rank: Rank, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     vocab = logits.shape[-1]
     flat = logits.reshape(-1, vocab).to(compute_dtype(logits.dtype))
     targets = labels.reshape(-1).long()

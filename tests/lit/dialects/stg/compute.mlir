@@ -107,10 +107,12 @@ func.func @embedding(%t: !stg.tensor<[V/tp, H], bf16>, %u: !stg.tensor<[V, H/tp]
   func.return
 }
 
-// cross_entropy: ranks holding a slice of the tokens hold a partial loss.
-func.func @cross_entropy(%logits: !stg.tensor<[B/dp, S/sp, V], bf16>, %labels: !stg.tensor<[B/dp, S/sp], i64>, %l2: !stg.tensor<[T, V], f32>, %t2: !stg.tensor<[T], i32>) {
+// cross_entropy: ranks holding a slice of the tokens hold a partial loss; a split
+// vocab (vocab-parallel) is combined inside the op, so it leaves no partial sum.
+func.func @cross_entropy(%logits: !stg.tensor<[B/dp, S/sp, V], bf16>, %labels: !stg.tensor<[B/dp, S/sp], i64>, %l2: !stg.tensor<[T, V], f32>, %t2: !stg.tensor<[T], i32>, %l3: !stg.tensor<[B/dp, S, V/tp], bf16>, %t3: !stg.tensor<[B/dp, S], i64>) {
   %split = stg.cross_entropy %logits, %labels : !stg.tensor<[B/dp, S/sp, V], bf16>, !stg.tensor<[B/dp, S/sp], i64> -> !stg.tensor<[] @dp*sp, f32>
   %whole = stg.cross_entropy %l2, %t2 : !stg.tensor<[T, V], f32>, !stg.tensor<[T], i32> -> !stg.tensor<[], f32>
+  %vocab = stg.cross_entropy %l3, %t3 : !stg.tensor<[B/dp, S, V/tp], bf16>, !stg.tensor<[B/dp, S], i64> -> !stg.tensor<[] @dp, f32>
   func.return
 }
 
@@ -200,9 +202,10 @@ func.func @cross_entropy(%logits: !stg.tensor<[B/dp, S/sp, V], bf16>, %labels: !
 // CHECK-NEXT:     %hidden = stg.embedding %u, %ids32 : !stg.tensor<[V, H/tp], bf16>, !stg.tensor<[B/dp, S/sp], i32> -> !stg.tensor<[B/dp, S/sp, H/tp], bf16>
 // CHECK-NEXT:     func.return
 // CHECK-NEXT:   }
-// CHECK-NEXT:   func.func @cross_entropy(%logits: !stg.tensor<[B/dp, S/sp, V], bf16>, %labels: !stg.tensor<[B/dp, S/sp], i64>, %l2: !stg.tensor<[T, V], f32>, %t2: !stg.tensor<[T], i32>) {
+// CHECK-NEXT:   func.func @cross_entropy(%logits: !stg.tensor<[B/dp, S/sp, V], bf16>, %labels: !stg.tensor<[B/dp, S/sp], i64>, %l2: !stg.tensor<[T, V], f32>, %t2: !stg.tensor<[T], i32>, %l3: !stg.tensor<[B/dp, S, V/tp], bf16>, %t3: !stg.tensor<[B/dp, S], i64>) {
 // CHECK-NEXT:     %split = stg.cross_entropy %logits, %labels : !stg.tensor<[B/dp, S/sp, V], bf16>, !stg.tensor<[B/dp, S/sp], i64> -> !stg.tensor<[] @dp*sp, f32>
 // CHECK-NEXT:     %whole = stg.cross_entropy %l2, %t2 : !stg.tensor<[T, V], f32>, !stg.tensor<[T], i32> -> !stg.tensor<[], f32>
+// CHECK-NEXT:     %vocab = stg.cross_entropy %l3, %t3 : !stg.tensor<[B/dp, S, V/tp], bf16>, !stg.tensor<[B/dp, S], i64> -> !stg.tensor<[] @dp, f32>
 // CHECK-NEXT:     func.return
 // CHECK-NEXT:   }
 // CHECK-NEXT: }

@@ -631,16 +631,6 @@ func.func @f(%l: !stg.tensor<[], f32>, %y: !stg.tensor<[], i64>) {
 
 // CHECK: cross_entropy: logits need a vocab dim
 
-// -----
-
-// The vocab dim is whole.
-stg.mesh @m [dp, tp, sp]
-func.func @f(%l: !stg.tensor<[T, V/tp], f32>, %y: !stg.tensor<[T], i64>) {
-  %c = stg.cross_entropy %l, %y : !stg.tensor<[T, V/tp], f32>, !stg.tensor<[T], i64> -> !stg.tensor<[], f32>
-  func.return
-}
-
-// CHECK: cross_entropy: dim 1 of [T, V/tp] must not be split (the softmax runs over the vocab); all_gather it over [tp] first
 
 // -----
 

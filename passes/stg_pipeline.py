@@ -42,7 +42,13 @@ from stagec.dialects.symbolic import SymbolicError
 from stagec.passes.analysis.accounting import module_bindings
 from stagec.passes.diagnostics import PassError
 from stagec.passes.pipeline.builder import StageBuilder, describe_layers
-from stagec.passes.pipeline.partition import PartitionError, partition_by_cost, partition_layers
+from stagec.passes.pipeline.partition import (
+    PartitionError,
+    check_stage_count,
+    partition_by_cost,
+    partition_layers,
+    require_sizes,
+)
 from stagec.passes.pipeline.schedule import SCHEDULES, schedule
 from stagec.passes.pipeline.step import TrainStep, find_train_step
 
@@ -78,6 +84,8 @@ class StgPipeline(ModulePass):
         sizes = [stack.size for stack in step.stacks]
         try:
             if self.balance == "cost":
+                check_stage_count(sizes, self.pp, env)
+                require_sizes(sizes, env)
                 chunks = partition_by_cost(sizes, self.pp, env, *self._costs(op, step))
             else:
                 chunks = partition_layers(sizes, self.pp, env)
@@ -125,8 +133,12 @@ class StgPipeline(ModulePass):
             value, _ = region_cost(ops)
             try:
                 return float(value.evaluate_fraction(env))
-            except SymbolicError as error:
-                raise PassError(f"balance=cost cannot evaluate the FLOPs {value}: {error}") from None
+            except SymbolicError:
+                unbound = ", ".join(sorted(value.symbols - env.keys()))
+                raise PassError(
+                    f"balance=cost cannot weigh the stages: their FLOPs ({value}) need {unbound}, "
+                    "which the module's stg.config does not bind"
+                ) from None
 
         def split(block, stacks) -> tuple[list, list]:
             ops = [o for o in block.ops if not isinstance(o, stg.YieldOp)]

@@ -134,11 +134,8 @@ def partition_layers(sizes: Sequence[Expr], pp: int, env: dict[str, int]) -> lis
     return chunks_of(even_counts(sum(numbers), pp), sizes, numbers)
 
 
-def partition_by_cost(
-    sizes: Sequence[Expr], pp: int, env: dict[str, int], first: float, layer_costs: Sequence[float], last: float
-) -> list[list[Chunk]]:
-    """balance=cost (module doc); `layer_costs` has one cost per stack."""
-    check_stage_count(sizes, pp, env)
+def require_sizes(sizes: Sequence[Expr], env: dict[str, int]) -> list[int]:
+    """The stacks' sizes, which balance=cost needs as numbers."""
     numbers = numeric_sizes(sizes, env)
     if numbers is None:
         raise PartitionError(
@@ -146,5 +143,14 @@ def partition_by_cost(
             + ", ".join(sorted(set().union(*(s.symbols for s in sizes)) - env.keys()))
             + " in the module's stg.config"
         )
+    return numbers
+
+
+def partition_by_cost(
+    sizes: Sequence[Expr], pp: int, env: dict[str, int], first: float, layer_costs: Sequence[float], last: float
+) -> list[list[Chunk]]:
+    """balance=cost (module doc); `layer_costs` has one cost per stack."""
+    check_stage_count(sizes, pp, env)
+    numbers = require_sizes(sizes, env)
     per_layer = [c for c, n in zip(layer_costs, numbers) for _ in range(n)]
     return chunks_of(cost_counts(first, per_layer, last, pp), sizes, numbers)

@@ -5,8 +5,9 @@ symbol bindings). A run executes a function on a placement - every rank, or the 
 of one pipeline stage - as an `Execution`, which holds the SSA values and the layer
 indices of the enclosing stg.repeats and runs ops in program order on all its ranks
 at once, checking each result against its type. Functions placed on different ranks
-run side by side in threads and exchange messages through one Mailbox; each sees its
-own writes to the state store, which takes them all when the run ends (state.py).
+run side by side in threads and exchange messages through one Mailbox (a message
+nobody receives by the end is an error); each sees its own writes to the state
+store, which takes them all when the run ends (state.py).
 
 `run_stages` runs a pipelined module (docs/pipeline.md): every function marked
 `stg.stage = {pp = k}` on the ranks of its stage. stg.all_reduce_stages, the sum of a
@@ -179,6 +180,11 @@ class Interpreter:
         errors.sort(key=lambda e: e.stopped)
         if errors:
             raise errors[0]
+        if undelivered := _undelivered(mailbox):
+            raise InterpreterError(
+                "the programs ended with messages nobody received: " + "; ".join(undelivered)
+                + " (every stg.send needs its stg.recv)"
+            )
         merge_writes(store, {name: run.execution.writes for name, run in runs.items()})
         if per_rank:
             return {name: run.results for name, run in runs.items()}
@@ -200,6 +206,13 @@ class Interpreter:
         """Runs every stage program of a pipelined module side by side (`stages()`);
         returns each one's results (the last stage returns the step's loss)."""
         return self.run_programs(self.stages(), store, per_rank=per_rank)
+
+
+def _undelivered(mailbox: Mailbox) -> list[str]:
+    """The messages left in the mailbox, as 'N from rank a to rank b with tag t'."""
+    with mailbox._lock:
+        left = sorted((key, len(queue)) for key, queue in mailbox._queues.items() if queue)
+    return [f"{n} from rank {sender} to rank {receiver} with tag {tag}" for (sender, receiver, tag), n in left]
 
 
 class _Run:

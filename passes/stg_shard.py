@@ -44,7 +44,7 @@ from stagec.dialects.stg.mesh import MeshOp
 from stagec.dialects.stg.state import InputOp, ParamOp
 from stagec.dialects.symbolic import Expr
 from stagec.passes.diagnostics import PassError
-from stagec.passes.shard.propagate import Propagation
+from stagec.passes.shard.propagate import Propagation, narrow_reshards
 from stagec.passes.shard.strategy import STANDARD_AXES, Strategy
 
 MESH = "mesh"
@@ -101,6 +101,7 @@ class StgShard(ModulePass):
         for child in list(work.body.block.ops):
             child.detach()
             op.body.block.add_op(child)
+        narrow_reshards(op)
         try:
             op.verify()
         except VerifyException as e:  # a bug of stg-shard: say where

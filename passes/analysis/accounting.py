@@ -27,7 +27,8 @@ attention, of a norm elementwise, of an embedding other); the body is not counte
 as forward work. FLOPs are also split by phase (forward, backward, recompute,
 optimizer; "" outside any phase).
 
-Memory: see memory.py for the lifetime model and the timeline.
+Memory: see memory.py for the lifetime model and the timeline. Communication by
+collective type: comm.py.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from stagec.dialects.stg.state import InputOp, ParamOp
 from stagec.dialects.stg.structure import LoopOp, PhaseOp
 from stagec.dialects.stg.training import AdamOp, SgdOp, VjpOp
 from stagec.dialects.symbolic import SymbolicError
+from stagec.passes.analysis.comm import CommVolume, count_comm
 from stagec.passes.analysis.memory import (
     AccountingError,
     Evaluator,
@@ -193,6 +195,7 @@ class RankClass:
     params: int  # parameters this rank holds (its local shards)
     flops_by_phase: dict[str, FlopCounts]
     memory: MemoryReport = field(compare=False)
+    comm: CommVolume = field(default_factory=CommVolume, compare=False)
 
     @property
     def flops(self) -> FlopCounts:
@@ -227,6 +230,7 @@ class Accounting:
                     "flops": flops,
                     "flops_per_token": flops["total"] / self.tokens if self.tokens else None,
                     "flops_by_phase": {p or "none": c.as_dict() for p, c in rc.flops_by_phase.items() if c.total},
+                    "communication": rc.comm.as_dict(),
                     "peak_memory_bytes": mem.peak_bytes,
                     "memory_breakdown_bytes": dict(mem.breakdown),
                     "persistent_bytes": dict(mem.persistent),
@@ -276,7 +280,9 @@ def account(module: ModuleOp, bindings: Mapping[str, int] | None = None, *, func
     ev = Evaluator(env)
     fn = find_function(module, function)
     params_global, params_local = parameter_counts(fn, ev)
-    rank_class = RankClass(world_ranks(module, ev), params_local, count_flops(fn, ev), analyze_memory(fn, ev))
+    rank_class = RankClass(
+        world_ranks(module, ev), params_local, count_flops(fn, ev), analyze_memory(fn, ev), count_comm(fn, ev)
+    )
     model = module.attributes.get("stg.model")
     return Accounting(
         model.data if isinstance(model, StringAttr) else None,

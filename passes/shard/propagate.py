@@ -27,9 +27,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
-from stagec.dialects.stg.attributes import DistributedTensorType, TensorType
+from stagec.dialects.stg.attributes import DistributedTensorType, TensorType, element_bytes
 from stagec.dialects.stg.comm import CommOp, ReshardOp
-from stagec.dialects.stg.compute import tensor_type
+from stagec.dialects.stg.compute import EinsumOp, ElementwiseKind, ElementwiseOp
 from stagec.dialects.stg.mesh import MeshOp
 from stagec.dialects.stg.model_ops import OpaqueOp
 from stagec.dialects.stg.shape_ops import ConcatOp, FillOp, ReshapeOp, SplitOp, TransposeOp, reshape_splits
@@ -59,7 +59,7 @@ class Propagation:
         self.states = states
         self.grown = False
         self.weigh = Weigher(known, strategy.axes)
-        self._reshards: dict[tuple[int, SSAValue, DistributedTensorType], SSAValue] = {}
+        self._reshards: dict[tuple[int, object, DistributedTensorType], SSAValue] = {}
         self._compute: dict[SSAValue, DistributedTensorType] = {}
 
     # -- layouts the strategy gives -------------------------------------------------
@@ -151,16 +151,52 @@ class Propagation:
 
     # -- op kinds ---------------------------------------------------------------------
     def solved(self, op: Operation, sig: Signature, operands: list[SSAValue], results: list[SSAValue]) -> None:
+        if sig.linearity == Linearity.ADDITIVE:
+            self._grow_gradient_buffers(operands)
         types = [self._compute.get(v, v.type) for v in operands]
         anchored = [v in self._compute for v in operands]
         try:
             solution = solve(sig, types, [r.type for r in results], self.strategy, anchored, self.weigh)
         except Unshardable as e:
             raise PassError(f"stg-shard cannot distribute this op: {e}", op) from None
+        if self._reduce_eagerly(op, operands, types, solution.operands):
+            self.solved(op, sig, operands, results)
+            return
         for value, target in zip(operands, solution.operands):
             self.coerce(op, value, target)
         for result, ty in zip(results, solution.results):
             retype(result, ty)
+
+    def _grow_gradient_buffers(self, operands: list[SSAValue]) -> None:
+        """A gradient buffer that a partial sum is added to keeps that partial sum over
+        the axes its storage does not split: it is reduced once per step, where the
+        optimizer reads it, not every micro-batch."""
+        partial = frozenset().union(*(v.type.partial_axes for v in operands))
+        for value in operands:
+            owner = value.owner
+            if isinstance(owner, OptimizerStateOp) and owner.tensor_name.data == "grad":
+                key = (owner.tensor_name.data, owner.param.data)
+                layout = self.states[key]
+                extra = partial - layout.partial_axes - {a for s in layout.splits for a in s}
+                if extra:
+                    self.states[key] = layout.with_layout(None, layout.partial_axes | extra)
+                    self.grown = True
+
+    def _reduce_eagerly(self, op, operands, types, targets) -> bool:
+        """A row-parallel projection's partial sum that this op reduces is reduced into
+        the strategy's layout where that uses the summed axis - with sp, a
+        reduce-scatter into the sequence-parallel region before the bias, as Megatron's
+        RowParallelLinear does. True if an operand was so resharded."""
+        moved = False
+        for i, (value, current, target) in enumerate(zip(operands, types, targets)):
+            dropped = current.partial_axes - target.partial_axes
+            if not dropped or not isinstance(value.owner, EinsumOp):
+                continue
+            desired = self.strategy.desired(current, sp=True)
+            if dropped & {a for s in desired.splits for a in s}:
+                operands[i] = self.coerce(op, value, desired)
+                moved = True
+        return moved
 
     def assign(self, op: AssignOp) -> None:
         key = op.key
@@ -264,8 +300,12 @@ class Propagation:
             retype(value, target)
             return value
         block = user.parent_block()
-        key = (id(block), value, target)
+        # two reads of one parameter in a block are one value until it is assigned
+        source = ("param", owner.tensor_name.data) if isinstance(owner, ParamOp) else value
+        key = (id(block), source, target)
         reshard = self._reshards.get(key)
+        if reshard is not None and isinstance(owner, ParamOp) and _assigned_between(reshard.owner, user, source[1]):
+            reshard = None
         if reshard is None:
             new = ReshardOp(value, self.mesh, TensorType(target.dims.data, target.element_type, target.partial_axes))
             block.insert_op_before(new, user)
@@ -274,6 +314,44 @@ class Propagation:
             if use.operation is user:
                 user.operands[use.index] = reshard
         return reshard
+
+
+def narrow_reshards(module: ModuleOp) -> None:
+    """Communicate in the narrower type: a reshard of a widening cast (a bf16 gradient
+    cast to its f32 buffer) moves before the cast, as FSDP and Megatron reduce bf16
+    gradients and accumulate them in f32."""
+    for op in list(module.walk()):
+        if not isinstance(op, ReshardOp):
+            continue
+        cast = op.input.owner
+        if not (
+            isinstance(cast, ElementwiseOp)
+            and cast.kind.data == ElementwiseKind.CAST
+            and sum(1 for _ in cast.result.uses) == 1
+            and element_bytes(cast.inputs[0].type.element_type) < element_bytes(op.result.type.element_type)
+        ):
+            continue
+        source = cast.inputs[0]
+        dst = op.result.type
+        moved = ReshardOp(source, op.mesh.root_reference.data, TensorType(dst.dims.data, source.type.element_type, dst.partial_axes))
+        widened = ElementwiseOp(ElementwiseKind.CAST, [moved.result], dst)
+        block = op.parent_block()
+        block.insert_op_before(moved, op)
+        block.insert_op_before(widened, op)
+        op.result.replace_all_uses_with(widened.result)
+        op.detach()
+        op.erase()
+        cast.detach()
+        cast.erase()
+
+
+def _assigned_between(first: Operation, last: Operation, name: str) -> bool:
+    op = first.next_op
+    while op is not None and op is not last:
+        if any(isinstance(o, AssignOp) and o.key == (name, None) for o in op.walk()):
+            return True
+        op = op.next_op
+    return False
 
 
 def _unsplit(ty: DistributedTensorType, dim: int) -> DistributedTensorType:

@@ -94,11 +94,12 @@ def solve(
     kept = _kept_partials(sig, types, used)
     targets = []
     for i, (sub, ty) in enumerate(zip(sig.operands, types)):
-        dims = []
-        for letter, split in zip(sub, ty.splits):
-            want = order.get(_root(letter, tie_of), ())
-            dims.append(want if split or not want or not sig.slices_locally else ())
-        targets.append(ty.with_layout(dims, kept[i]))
+        full = [order.get(_root(letter, tie_of), ()) for letter in sub]
+        # an operand that stays as it is may hold a whole dim others split; one that
+        # moves anyway takes the op's split too (a reduce-scatter, not an all-reduce)
+        sliced = [w if split or not sig.slices_locally else () for w, split in zip(full, ty.splits)]
+        target = ty.with_layout(sliced, kept[i])
+        targets.append(target if target == ty else ty.with_layout(full, kept[i]))
 
     in_results = {_root(letter, tie_of) for letter in "".join(sig.results)}
     contracted = {_root(letter, tie_of) for letter in "".join(sig.operands)} - in_results - sig.combined

@@ -1,4 +1,4 @@
-"""stg-shard: apply a parallel strategy by tensor-level distribution (stage.md §IV-C/D1).
+"""apply a parallel strategy by tensor-level distribution (stage.md §IV-C/D1).
 
     stagec-opt step.mlir --pass-pipeline='builtin.module(stg-shard{dp=2 tp=4 sp=true})'
 
@@ -70,7 +70,7 @@ class StgShard(ModulePass):
         known = _config(op)
         sizes = self._sizes(op, mesh)
         if self.sp and "tp" not in sizes:
-            raise PassError("stg-shard: sp=true splits the sequence over tp; give tp > 1", op)
+            raise PassError("sp=true splits the sequence over tp; give tp > 1", op)
         _check_divisible(op, sizes, known)
         for value in op.walk():
             for ty in (*(r.type for r in value.results), *(a.type for r in value.regions for b in r.blocks for a in b.args)):
@@ -94,7 +94,7 @@ class StgShard(ModulePass):
             if not propagation.grown:
                 break
         else:  # pragma: no cover - layouts only grow, and only a few times
-            raise PassError("stg-shard: gradient layouts did not settle", op)
+            raise PassError("gradient layouts did not settle", op)
         for child in list(op.body.block.ops):
             child.detach()
             child.erase()
@@ -113,7 +113,7 @@ class StgShard(ModulePass):
             value = getattr(self, axis)
             size = Expr.sym(axis) if value == axis else Expr.of(value)
             if size.is_constant and (size.as_int() or 0) < 1:
-                raise PassError(f"stg-shard: {axis} = {value} must be a positive integer or a symbol", module)
+                raise PassError(f"{axis} = {value} must be a positive integer or a symbol", module)
             if size != Expr.const(1):
                 given[axis] = size
         if mesh is None:
@@ -121,12 +121,12 @@ class StgShard(ModulePass):
         declared = dict(mesh.axis_sizes)
         if clash := sorted(set(given) & set(declared)):
             raise PassError(
-                f"stg-shard: axis '{clash[0]}' is both declared by @{mesh.sym_name.data} and given as an option",
+                f"axis '{clash[0]}' is both declared by @{mesh.sym_name.data} and given as an option",
                 module,
             )
         if given:
             raise PassError(
-                f"stg-shard: the module declares mesh @{mesh.sym_name.data}; add the axes "
+                f"the module declares mesh @{mesh.sym_name.data}; add the axes "
                 f"{', '.join(given)} to it instead of passing them as options",
                 module,
             )
@@ -136,7 +136,7 @@ class StgShard(ModulePass):
 def _mesh(module: ModuleOp) -> MeshOp | None:
     meshes = [op for op in module.ops if isinstance(op, MeshOp)]
     if len(meshes) > 1:
-        raise PassError("stg-shard: the module declares more than one stg.mesh", meshes[1])
+        raise PassError("the module declares more than one stg.mesh", meshes[1])
     return meshes[0] if meshes else None
 
 
@@ -162,7 +162,7 @@ def _check_divisible(module: ModuleOp, sizes: dict[str, Expr], known: dict[str, 
             if value is not None and value % degree:
                 hint = " (pad the vocabulary to a multiple of it, as Megatron does)" if symbol == "V" else ""
                 raise PassError(
-                    f"stg-shard: {axis} = {degree} does not divide the model's {what} {symbol} = {value}{hint}",
+                    f"{axis} = {degree} does not divide the model's {what} {symbol} = {value}{hint}",
                     module,
                 )
 
@@ -179,22 +179,22 @@ def _overrides(ctx: Context, module: ModuleOp, text: str, sizes: dict[str, Expr]
     for entry in filter(None, (e.strip() for e in text.split(";"))):
         name, sep, layout = entry.partition("=")
         if not sep:
-            raise PassError(f"stg-shard: override '{entry}' should read name=[layout], e.g. w=[H/tp, F]", module)
+            raise PassError(f"override '{entry}' should read name=[layout], e.g. w=[H/tp, F]", module)
         matches = [s for s in states if fnmatchcase(s, name.strip())]
         if not matches:
-            raise PassError(f"stg-shard: override '{name.strip()}' names no parameter or input of the module", module)
+            raise PassError(f"override '{name.strip()}' names no parameter or input of the module", module)
         for match in matches:
             ty = states[match]
             try:
                 parsed = Parser(ctx, f"!stg.tensor<{layout.strip()}, {ty.element_type}>").parse_type()
             except ParseError as e:
-                raise PassError(f"stg-shard: override for '{match}': {layout.strip()} is not a layout ({e.msg})", module) from None
+                raise PassError(f"override for '{match}': {layout.strip()} is not a layout ({e.msg})", module) from None
             if not isinstance(parsed, TensorType) or parsed.shape != ty.shape:
                 raise PassError(
-                    f"stg-shard: override for '{match}': {layout.strip()} does not have its shape {ty.layout_str()}",
+                    f"override for '{match}': {layout.strip()} does not have its shape {ty.layout_str()}",
                     module,
                 )
             if missing := sorted(parsed.mesh_axes - set(sizes)):
-                raise PassError(f"stg-shard: override for '{match}' uses axis '{missing[0]}', which the mesh lacks", module)
+                raise PassError(f"override for '{match}' uses axis '{missing[0]}', which the mesh lacks", module)
             out[match] = type(ty)(parsed.dims.data, ty.element_type, parsed.partial_axes)
     return out

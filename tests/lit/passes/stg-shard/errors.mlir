@@ -6,8 +6,8 @@
 // RUN: not stagec-opt %s --pass-pipeline='builtin.module(stg-shard{dp=2 sp=true})' 2>&1 | filecheck %s --check-prefix=SP
 // RUN: not stagec-opt %s --pass-pipeline='builtin.module(stg-shard{dp=0})' 2>&1 | filecheck %s --check-prefix=ZERO
 // RUN: not stagec-opt %s --pass-pipeline='builtin.module(stg-shard{dp=2 override="nope=[B, H]"})' 2>&1 | filecheck %s --check-prefix=NAME
-// RUN: not stagec-opt %s --pass-pipeline='builtin.module(stg-shard{tp=2 override="w=[H/tp]"})' 2>&1 | filecheck %s --check-prefix=SHAPE
-// RUN: not stagec-opt %s --pass-pipeline='builtin.module(stg-shard{tp=2 override="w=[H, F/cp]"})' 2>&1 | filecheck %s --check-prefix=AXIS
+// RUN: not stagec-opt %s --pass-pipeline='builtin.module(stg-shard{dp=2 override="w=[H/dp]"})' 2>&1 | filecheck %s --check-prefix=SHAPE
+// RUN: not stagec-opt %s --pass-pipeline='builtin.module(stg-shard{dp=2 override="w=[H, F/cp]"})' 2>&1 | filecheck %s --check-prefix=AXIS
 
 // HEADS:   errors.mlir:[[# @LINE + 8]]:1: error: pass 'stg-shard' failed: tp = 3 does not divide the model's attention heads N = 4
 // EXPERTS: ep = 3 does not divide the model's experts E = 4
@@ -15,7 +15,7 @@
 // SP:      sp=true splits the sequence over tp; give tp > 1
 // ZERO:    dp = 0 must be a positive integer or a symbol
 // NAME:    override 'nope' names no parameter or input of the module
-// SHAPE:   override for 'w': [H/tp] does not have its shape [H, F]
+// SHAPE:   override for 'w': [H/dp] does not have its shape [H, F]
 // AXIS:    override for 'w' uses axis 'cp', which the mesh lacks
 builtin.module attributes {stg.config = {N = 4 : i64, E = 4 : i64, V = 9 : i64}} {
   func.func @f() -> !stg.tensor<[B, F], f32> {

@@ -294,11 +294,17 @@ class Propagation:
         if value.type == target:
             return value
         owner = value.owner
-        if isinstance(owner, FillOp) and sum(1 for _ in value.uses) == 1 and (
-            not target.partial_axes or owner.value.value.data == 0.0
-        ):
-            retype(value, target)
-            return value
+        if isinstance(owner, FillOp) and (not target.partial_axes or owner.value.value.data == 0.0):
+            # a constant is made in any layout where it is used, with no communication
+            if sum(1 for _ in value.uses) == 1:
+                retype(value, target)
+                return value
+            fill = FillOp(owner.value.value.data, TensorType(target.dims.data, target.element_type, target.partial_axes))
+            user.parent_block().insert_op_before(fill, user)
+            for use in list(value.uses):
+                if use.operation is user:
+                    user.operands[use.index] = fill.result
+            return fill.result
         block = user.parent_block()
         # two reads of one parameter in a block are one value until it is assigned
         source = ("param", owner.tensor_name.data) if isinstance(owner, ParamOp) else value

@@ -325,8 +325,9 @@ class StageBuilder:
         self._backward_phase()
         self._trailing_ops()
         owners = self._owners()
+        tied = self._tied(owners)
         for k in range(self.pp):
-            self._schedule(k, owners)
+            self._schedule(k, owners, tied)
 
     def _forward_phase(self) -> None:
         stacks = {stack.forward: s for s, stack in enumerate(self.step.stacks)}
@@ -463,7 +464,7 @@ class StageBuilder:
 
     # -- the schedules ---------------------------------------------------------------------
 
-    def _schedule(self, k: int, owners: dict[str, set[int]]) -> None:
+    def _schedule(self, k: int, owners: dict[str, set[int]], all_tied: dict[str, tuple[Attribute, list[int]]]) -> None:
         fn, forward, backward, loop = self.schedule[k], self.forward[k], self.backward[k], self.step.loop
         m = self.step.micro_batches
         # the micro-batches' inputs
@@ -477,10 +478,7 @@ class StageBuilder:
                 sliced = fn.append(stg.ReshapeOp(part, arg.type)).result
                 sliced.name_hint = f"{arg.name_hint}_{i}" if arg.name_hint else None
                 inputs[i][j] = sliced
-        tied = {p: (ty, sorted(stages)) for p, (ty, stages) in self.tied_grads.items() if k in stages}
-        tied |= {
-            p: (self._grad_type(p), sorted(owners[p])) for p in self._tied_reads(owners) if k in owners[p] and p not in tied
-        }
+        tied = {p: held for p, held in all_tied.items() if k in held[1]}
         for param, (ty, stages) in sorted(tied.items()):
             if k != stages[0]:
                 # this copy of grad(W) holds this stage's terms only
@@ -511,22 +509,20 @@ class StageBuilder:
         if self.step.optimizer is not None:
             self._optimizer(k, fn, owners)
 
-    def _tied_reads(self, owners: dict[str, set[int]]) -> list[str]:
-        """Weights read on several stages whose gradient one stage accumulates whole."""
-        written = {
-            op.param.data
-            for f in self.backward
-            for op in _outside_repeats(f.block)
-            if isinstance(op, stg.AssignOp) and op.state_name.data == "grad" and op.param is not None
-        }
-        return sorted(p for p, stages in owners.items() if len(stages) > 1 and p in written and p not in self.tied_grads)
-
-    def _grad_type(self, param: str) -> Attribute:
+    def _tied(self, owners: dict[str, set[int]]) -> dict[str, tuple[Attribute, list[int]]]:
+        """Weights held on several stages whose gradient the backward accumulates ->
+        (the gradient's type, the stages holding a copy)."""
+        grads: dict[str, Attribute] = {p: ty for p, (ty, _) in self.tied_grads.items()}
         for f in self.backward:
             for op in _outside_repeats(f.block):
-                if isinstance(op, stg.AssignOp) and op.state_name.data == "grad" and op.param.data == param:
-                    return op.value.type
-        raise AssertionError(param)
+                if isinstance(op, stg.AssignOp) and op.state_name.data == "grad" and op.param is not None:
+                    grads.setdefault(op.param.data, op.value.type)
+        tied = {}
+        for param, ty in grads.items():
+            stages = owners.get(param, set()) | self.tied_grads.get(param, (ty, set()))[1]
+            if len(stages) > 1:
+                tied[param] = (ty, sorted(stages))
+        return tied
 
     def _accumulate(self, fn: Function, carries: list[SSAValue], results: Sequence[SSAValue],
                     forward: Function) -> list[SSAValue]:
@@ -634,10 +630,6 @@ def _wrap(fn: Function, kind: PhaseKind, results: list[SSAValue]) -> func.FuncOp
     fn.block.add_op(func.ReturnOp(*phase.results))
     types = FunctionType.from_lists([a.type for a in fn.block.args], [r.type for r in phase.results])
     return func.FuncOp(fn.name, types, Region(fn.block))
-
-
-def stage_attribute(k: int) -> DictionaryAttr:
-    return DictionaryAttr({"pp": IntegerAttr(k, i64)})
 
 
 def describe_layers(chunks: list[list[Chunk]], sizes: Sequence[Expr]) -> StringAttr:

@@ -51,7 +51,7 @@ def _low_precision(ty: TensorType) -> bool:
 class StgAutodiff(ModulePass):
     """Differentiates @forward into @train_step: forward, backward and optimizer phases
     (options: optimizer, lr, beta1, beta2, eps, weight_decay, momentum, micro_batches,
-    recompute, master_weights)."""
+    recompute, master_weights, grad_dtype)."""
 
     name = "stg-autodiff"
 
@@ -65,6 +65,9 @@ class StgAutodiff(ModulePass):
     micro_batches: int = 1
     recompute: bool = False
     master_weights: str = "auto"
+    grad_dtype: str = "auto"
+    """The gradient buffers' type: `f32`, `param` (the parameter's, as Megatron keeps
+    them without grad_reduce_in_fp32) or `auto` (f32 with master weights)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         forward = self._forward_function(op)
@@ -81,6 +84,8 @@ class StgAutodiff(ModulePass):
             raise PassError(f"optimizer={self.optimizer} is not one of {', '.join(OPTIMIZERS)}")
         if self.master_weights not in MASTER_WEIGHTS:
             raise PassError(f"master_weights={self.master_weights} is not one of auto, true, false")
+        if self.grad_dtype not in ("auto", "param", "f32"):
+            raise PassError(f"grad_dtype={self.grad_dtype} is not one of auto, param, f32")
         if self.micro_batches < 1:
             raise PassError(f"micro_batches={self.micro_batches} must be at least 1")
         forward = next(
@@ -121,8 +126,9 @@ class StgAutodiff(ModulePass):
         master = self.master_weights == "true" or (
             self.master_weights == "auto" and any(_low_precision(p.result.type) for p in params)
         )
+        wide = self.grad_dtype == "f32" or (self.grad_dtype == "auto" and master)
         policy = GradientPolicy(
-            grad_element_type=(lambda ty: f32) if master else (lambda ty: ty.element_type),
+            grad_element_type=(lambda ty: f32) if wide else (lambda ty: ty.element_type),
             accumulate=self.micro_batches > 1,
         )
 
@@ -151,7 +157,7 @@ class StgAutodiff(ModulePass):
         if self.optimizer != "none":
             config = OptimizerConfig(
                 self.optimizer, self.lr, self.beta1, self.beta2, self.eps, self.weight_decay,
-                self.momentum, master, zero_grads=self.micro_batches > 1,
+                self.momentum, master, zero_grads=self.micro_batches > 1, wide_grads=wide,
             )
             block = optimizer_block(groups, config)
             step.add_op(seal_phase(block, PhaseKind.OPTIMIZER))

@@ -52,7 +52,11 @@ class CommVolume:
 
 
 def count_comm(function: func.FuncOp, ev: Evaluator) -> CommVolume:
+    """A func.call counts its callee's communication (a pipeline stage's schedule calls
+    its forward and backward once per micro-batch)."""
     volume = CommVolume()
+    module = function.parent_op()
+    callees = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)} if module else {}
 
     def size(expr, what) -> int:
         try:
@@ -75,6 +79,12 @@ def count_comm(function: func.FuncOp, ev: Evaluator) -> CommVolume:
             if isinstance(op, CrossEntropyOp):
                 for kind, _axes, nbytes in op.vocab_collectives():
                     add(kind, times, size(nbytes, "a vocab-parallel cross-entropy"))
+            if isinstance(op, func.CallOp):
+                callee = callees.get(op.callee.root_reference.data)
+                if callee is None:
+                    raise AccountingError(f"func.call of @{op.callee.root_reference.data}, which the module lacks")
+                walk(callee.body.block, times)
+                continue
             inner = times * ev.int(op.count_expr, f"the count of {op.name}") if isinstance(op, LoopOp) else times
             for region in op.regions:
                 for b in region.blocks:

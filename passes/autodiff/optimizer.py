@@ -29,6 +29,7 @@ class OptimizerConfig:
     momentum: float
     master_weights: bool
     zero_grads: bool
+    wide_grads: bool = True  # f32 gradient buffers under master weights (else the param's type)
 
 
 @dataclass
@@ -88,7 +89,10 @@ def _update(block: Block, name: str, ty: TensorType, config: OptimizerConfig) ->
 
     sty = state_type(ty, config)
     weight = read("master", sty) if config.master_weights else add(stg.ParamOp(name, ty)).result
-    grad = read("grad", sty)
+    gty = sty if config.wide_grads or not config.master_weights else TensorType(ty.shape, ty.element_type)
+    grad = read("grad", gty)
+    if gty != sty:
+        grad = add(stg.ElementwiseOp(E.CAST, [grad], sty)).result
     if config.kind in ("adam", "adamw"):
         update = add(
             stg.AdamOp(
@@ -127,4 +131,4 @@ def _update(block: Block, name: str, ty: TensorType, config: OptimizerConfig) ->
         new_weight = add(stg.ElementwiseOp(E.CAST, [new_weight], ty)).result
     add(stg.AssignOp(new_weight, name))
     if config.zero_grads:
-        add(stg.AssignOp(add(stg.FillOp(0.0, sty)).result, "grad", name))
+        add(stg.AssignOp(add(stg.FillOp(0.0, gty)).result, "grad", name))

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 
 from stagec.tools.errors import UsageError
 
-STRATEGY_AXES = ("dp", "tp", "pp", "sp", "cp", "ep", "fsdp")
+STRATEGY_AXES = ("dp", "fsdp", "ep", "cp", "tp", "pp")
+DATA_AXES = ("dp", "fsdp", "ep")  # the axes that split the batch
 OPTIMIZERS = ("adamw", "adam", "sgd", "none")
 DTYPES = ("bf16", "f16", "f32", "f64")
 DEFAULT_SEQ = 2048
@@ -39,8 +40,14 @@ examples:
   stagec stats --model ./config.json --optimizer sgd --dtype f32 --json
   stagec stats --model llama3-8b --timeline-png mem.png --timeline-json mem.json
 
-Parallel strategies (--dp, --tp, --pp, --sp, --cp, --ep, --fsdp) need the sharding
-pass (stg-shard), which is not built yet: today every size above 1 is refused."""
+Parallel strategies: --dp, --fsdp, --tp (with --sp for Megatron sequence
+parallelism), --cp and --ep run stg-shard and stg-match-collectives; the report is
+then one rank's, with its communication by collective type. --micro-batch is per
+data-parallel replica (Megatron's micro-batch size); --batch is the global batch.
+  stagec stats --model gpt3-5b --tp 8 --sp --batch 8
+  stagec stats --model llama3-70b --dp 2 --tp 8 --fsdp 2 --batch 64 --seq 4096
+--pp (stg-pipeline) is refused for now: the memory and FLOP analyses do not yet follow
+a pipeline stage's calls into its forward and backward functions."""
 
 
 def _positive(text: str) -> int:
@@ -76,9 +83,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of tables")
     parser.add_argument("--timeline-png", metavar="FILE", help="plot the memory timeline (stacked by kind, phases shaded)")
     parser.add_argument("--timeline-json", metavar="FILE", help="write the memory timeline: one entry per op executed")
-    strategy = parser.add_argument_group("parallel strategy (needs the sharding pass, not built yet)")
+    strategy = parser.add_argument_group("parallel strategy (stg-shard)")
     for axis in STRATEGY_AXES:
         strategy.add_argument(f"--{axis}", type=_positive, default=1, metavar="N", help=f"{axis} size (default: 1)")
+    strategy.add_argument("--sp", action="store_true", help="Megatron sequence parallelism on the tp axis")
 
 
 def add_parser(subcommands) -> argparse.ArgumentParser:
@@ -98,22 +106,27 @@ def add_parser(subcommands) -> argparse.ArgumentParser:
 
 def _check_args(args: argparse.Namespace) -> int:
     """The number of micro-batches; a usage error for what cannot run."""
-    strategy = [f"--{a} {getattr(args, a)}" for a in STRATEGY_AXES if getattr(args, a, 1) > 1]
-    if strategy:
+    if args.pp > 1:
         raise UsageError(
-            f"{', '.join(strategy)}: parallel strategies need the sharding pass (stg-shard), "
-            "which is not built yet; run without strategy flags for one rank's view of the whole model"
+            f"--pp {args.pp}: the memory and FLOP analyses do not follow a pipeline stage's calls yet; "
+            "run stg-pipeline with stagec-opt, or leave --pp out for the other axes"
         )
-    batch = args.micro_batch if args.batch is None else args.batch
-    if batch % args.micro_batch:
+    if args.sp and args.tp == 1:
+        raise UsageError("--sp splits the sequence over tp: give --tp N with N > 1")
+    replicas = 1
+    for axis in DATA_AXES:
+        replicas *= getattr(args, axis)
+    step = args.micro_batch * replicas
+    batch = step if args.batch is None else args.batch
+    if batch % step:
         raise UsageError(
-            f"--batch {batch} is not a multiple of --micro-batch {args.micro_batch}: "
-            "the global batch is a whole number of micro-batches"
+            f"--batch {batch} is not a multiple of --micro-batch {args.micro_batch} x {replicas} data-parallel "
+            "replicas: the global batch is a whole number of micro-batches on every replica"
         )
-    return batch // args.micro_batch
+    return batch // step
 
 
-def training_step(model: str, dtype: str, optimizer: str, micro_batches: int, recompute: bool):
+def training_step(model: str, dtype: str, optimizer: str, micro_batches: int, recompute: bool, strategy: str = ""):
     """The model template through stg-autodiff; bad input is a UsageError."""
     from stagec.dialects import make_context
     from stagec.frontends.templates import ConfigError, build_model, load_config
@@ -128,20 +141,48 @@ def training_step(model: str, dtype: str, optimizer: str, micro_batches: int, re
         StgAutodiff(optimizer=optimizer, micro_batches=micro_batches, recompute=recompute).apply(make_context(), module)
     except PassError as error:
         raise UsageError(f"stg-autodiff: {error}") from None
+    if strategy:
+        from stagec.passes.stg_match_collectives import StgMatchCollectives
+        from stagec.passes.stg_shard import StgShard
+
+        try:
+            StgShard(**_shard_options(strategy)).apply(make_context(), module)
+            StgMatchCollectives().apply(make_context(), module)
+        except PassError as error:
+            raise UsageError(f"stg-shard: {error}") from None
     return module
+
+
+def _shard_options(strategy: str) -> dict:
+    options: dict = {}
+    for item in strategy.split():
+        key, _, value = item.partition("=")
+        options[key] = value == "true" if key == "sp" else int(value)
+    return options
+
+
+def _strategy(args: argparse.Namespace) -> str:
+    """stg-shard's options for the flags given: `dp=2 tp=8 sp=true`."""
+    parts = [f"{a}={getattr(args, a)}" for a in STRATEGY_AXES if a != "pp" and getattr(args, a) > 1]
+    if args.sp:
+        parts.append("sp=true")
+    return " ".join(parts)
 
 
 def run(args: argparse.Namespace) -> None:
     from stagec.passes.analysis.accounting import AccountingError, account
 
     micro_batches = _check_args(args)
-    module = training_step(args.model, args.dtype, args.optimizer, micro_batches, args.recompute)
+    strategy = _strategy(args)
+    module = training_step(args.model, args.dtype, args.optimizer, micro_batches, args.recompute, strategy)
+    replicas = args.dp * args.fsdp * args.ep
     try:
-        result = account(module, {"B": args.micro_batch, "S": args.seq, "M": micro_batches})
+        result = account(module, {"B": args.micro_batch * replicas, "S": args.seq, "M": micro_batches})
     except AccountingError as error:
         raise UsageError(str(error)) from None
     setup = {
-        "batch": micro_batches * args.micro_batch,
+        "strategy": strategy or "one rank",
+        "batch": micro_batches * args.micro_batch * replicas,
         "micro_batch": args.micro_batch,
         "micro_batches": micro_batches,
         "seq": args.seq,
@@ -233,7 +274,8 @@ def _print_tables(result, title: str, setup: dict) -> None:
     console.print(f"[bold]{title}[/bold]: {human_count(result.params)} parameters ({result.params:,})")
     console.print(
         f"batch {setup['batch']} = {setup['micro_batches']} micro-batch(es) x {setup['micro_batch']} "
-        f"sequence(s) of {setup['seq']} tokens; {setup['dtype']}, {setup['optimizer']}{recompute}"
+        f"sequence(s) of {setup['seq']} tokens per replica; {setup['dtype']}, {setup['optimizer']}{recompute}; "
+        f"strategy: {setup['strategy']}"
     )
     for rc in result.rank_classes:
         table = Table(title=f"rank class: ranks {_ranks(rc.ranks)} ({len(rc.ranks)} rank{'s' if len(rc.ranks) > 1 else ''})",
@@ -255,5 +297,10 @@ def _print_tables(result, title: str, setup: dict) -> None:
         for kind, value in mem.breakdown.items():
             table.add_row(f"at peak: {kind.replace('_', ' ')}", human_bytes(value), _share(value, mem.peak_bytes))
         table.add_row("[bold]peak memory[/bold]", f"[bold]{human_bytes(mem.peak_bytes)}[/bold]", "")
+        comm = rc.comm.as_dict()
+        if comm:
+            table.add_section()
+            for kind, entry in comm.items():
+                table.add_row(f"{kind.replace('_', ' ')} ({entry['ops']:,} ops)", human_bytes(entry["bytes"]), "")
         console.print(table)
         console.print(f"  peak at {mem.peak_location}")

@@ -122,8 +122,8 @@ def test_stats_json(capsys):
     doc = json.loads(out)
     assert doc["model"] == "llama3.2-1b"
     assert doc["setup"] == {
-        "batch": 4, "micro_batch": 2, "micro_batches": 2, "seq": 512, "dtype": "bf16", "optimizer": "adamw",
-        "recompute": False,
+        "strategy": "one rank", "batch": 4, "micro_batch": 2, "micro_batches": 2, "seq": 512, "dtype": "bf16",
+        "optimizer": "adamw", "recompute": False,
     }
     assert doc["tokens_per_iteration"] == 4 * 512
     (rc,) = doc["rank_classes"]
@@ -137,6 +137,24 @@ def test_stats_json(capsys):
     assert doc["params"] == rc["params"] == expected.params == parameter_count(train_step("llama3.2-1b"))
     assert rc["flops"] == expected.rank_classes[0].flops.as_dict()
     assert rc["peak_memory_bytes"] == expected.rank_classes[0].peak_memory_bytes
+
+
+def test_stats_with_a_strategy_reports_one_ranks_share_and_its_communication(capsys):
+    """Megatron TP=8 with SP on llama3.2-1b, 2 micro-batches of one sequence: each layer
+    all-gathers twice in the forward and four times in the backward ([S/tp, H] shards)
+    and reduce-scatters twice each way; the rank holds an eighth of the projections."""
+    code, out, err = stats(capsys, "--model", "llama3.2-1b", "--tp", "8", "--sp", "--batch", "2", "--seq", "512", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["setup"]["strategy"] == "tp=8 sp=true"
+    (rc,) = doc["rank_classes"]
+    layers, hidden, m = 16, 2048, 2
+    gather = hidden * 512 // 8 * 2  # bf16 bytes of one [S/tp, H] shard
+    comm = rc["communication"]
+    # + the embedding's backward gather, the head's forward gather and its weight-gradient gather
+    assert comm["all_gather"]["bytes"] == m * (6 * layers + 3) * gather
+    assert comm["reduce_scatter"]["bytes"] == m * (4 * layers + 2) * gather * 8
+    assert rc["params"] < doc["params"] / 4
 
 
 def test_stats_table_and_timeline_files(capsys, tmp_path):
@@ -160,8 +178,10 @@ def test_stats_table_and_timeline_files(capsys, tmp_path):
     [
         (["--model", "no-such-model"], "unknown model 'no-such-model'"),
         (["--model", "llama3.2-1b", "--batch", "6", "--micro-batch", "4"], "not a multiple of --micro-batch 4"),
-        (["--model", "llama3.2-1b", "--tp", "8"], "sharding pass"),
-        (["--model", "llama3.2-1b", "--dp", "2", "--fsdp", "2"], "--dp 2, --fsdp 2"),
+        (["--model", "llama3.2-1b", "--tp", "3"], "tp = 3 does not divide the model's attention heads N = 32"),
+        (["--model", "llama3.2-1b", "--sp"], "--sp splits the sequence over tp"),
+        (["--model", "llama3.2-1b", "--pp", "2"], "--pp 2: the memory and FLOP analyses do not follow"),
+        (["--model", "llama3.2-1b", "--dp", "2", "--batch", "3"], "2 data-parallel replicas"),
         (["--model", "/nonexistent/config.json"], "no such config file"),
     ],
 )
@@ -183,4 +203,4 @@ def test_stats_help_teaches_with_examples(capsys):
 def test_stats_through_the_stagec_cli(capsys):
     assert stagec_cli.main(["stats", "--model", "llama3.2-1b", "--seq", "128", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["rank_classes"][0]["params"] > 0
-    assert stagec_cli.main(["stats", "--model", "llama3.2-1b", "--tp", "2"]) == 2
+    assert stagec_cli.main(["stats", "--model", "llama3.2-1b", "--tp", "3"]) == 2

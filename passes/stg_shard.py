@@ -22,10 +22,12 @@ Strategies, any combination of them:
   outside the experts ep splits the batch like dp).
 An axis size is an integer or a symbol (`tp=tp` keeps it symbolic until
 stg-instantiate). A module that declares its own stg.mesh keeps it, and
-`override="name=[layout];..."` gives named parameters and inputs a layout outright,
-for layer-wise or hypothetical strategies (stage.md Tables XI and XII):
+`override="name=[layout];..."` gives named parameters and inputs - and a function's
+results, as `return.0` - a layout outright, for layer-wise or hypothetical strategies
+(stage.md Tables XI and XII):
 
     stg-shard{override="x=[B/p, D1];w2=[D2/p, D3]"}
+    stg-shard{dp=2 tp=2 override="x=[B/dp, D1/tp];w=[D1/tp, D2];return.0=[B/dp, D2/tp]"}
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 from xdsl.context import Context
+from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
 from xdsl.parser import Parser
 from xdsl.passes import ModulePass
@@ -175,6 +178,10 @@ def _overrides(ctx: Context, module: ModuleOp, text: str, sizes: dict[str, Expr]
     for op in module.walk():
         if isinstance(op, ParamOp | InputOp):
             states.setdefault(op.tensor_name.data, op.result.type)
+        elif isinstance(op, func.ReturnOp):
+            for i, value in enumerate(op.operands):
+                if isinstance(value.type, DistributedTensorType):
+                    states.setdefault(f"return.{i}", value.type)
     out: dict[str, DistributedTensorType] = {}
     for entry in filter(None, (e.strip() for e in text.split(";"))):
         name, sep, layout = entry.partition("=")
@@ -182,7 +189,7 @@ def _overrides(ctx: Context, module: ModuleOp, text: str, sizes: dict[str, Expr]
             raise PassError(f"override '{entry}' should read name=[layout], e.g. w=[H/tp, F]", module)
         matches = [s for s in states if fnmatchcase(s, name.strip())]
         if not matches:
-            raise PassError(f"override '{name.strip()}' names no parameter or input of the module", module)
+            raise PassError(f"override '{name.strip()}' names no parameter, input or result (return.N) of the module", module)
         for match in matches:
             ty = states[match]
             try:

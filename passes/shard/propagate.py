@@ -137,8 +137,9 @@ class Propagation:
                 for operand in op.operands:
                     self.coerce(op, operand, operand.type.with_layout([()] * operand.type.rank, ()))
             case func.ReturnOp():
-                for operand in op.operands:
-                    self.coerce(op, operand, self.strategy.desired(operand.type, sp=False))
+                for i, operand in enumerate(list(op.operands)):
+                    want = self.strategy.overrides.get(f"return.{i}") or self.strategy.desired(operand.type, sp=False)
+                    self.coerce(op, operand, want)
             case YieldOp() | MeshOp():
                 pass
             case CommOp():

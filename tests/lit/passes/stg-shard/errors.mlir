@@ -14,7 +14,7 @@
 // VOCAB:   tp = 2 does not divide the model's vocabulary V = 9 (pad the vocabulary to a multiple of it, as Megatron does)
 // SP:      sp=true splits the sequence over tp; give tp > 1
 // ZERO:    dp = 0 must be a positive integer or a symbol
-// NAME:    override 'nope' names no parameter or input of the module
+// NAME:    override 'nope' names no parameter, input or result (return.N) of the module
 // SHAPE:   override for 'w': [H/dp] does not have its shape [H, F]
 // AXIS:    override for 'w' uses axis 'cp', which the mesh lacks
 builtin.module attributes {stg.config = {N = 4 : i64, E = 4 : i64, V = 9 : i64}} {

@@ -43,6 +43,7 @@ from stagec.dialects.stg.state import StateOp
 from stagec.dialects.stg.structure import stacked, unstacked
 from stagec.dialects.symbolic import Expr
 from stagec.passes.diagnostics import PassError
+from stagec.passes.pipeline.accumulation import Accumulation, find_accumulations
 from stagec.passes.pipeline.partition import Chunk
 from stagec.passes.pipeline.schedule import Step
 from stagec.passes.pipeline.step import LayerStack, TrainStep, phase_value
@@ -109,64 +110,6 @@ class Function:
                 return i
         self.results.append(value)
         return len(self.results) - 1
-
-
-class _Accumulation:
-    """`grad(W) = read(grad(W)) + (t1 + t2 + ...)` in the backward phase."""
-
-    def __init__(self, assign: stg.AssignOp, add: stg.ElementwiseOp, read: stg.OptimizerStateOp,
-                 read_first: bool, terms: list[SSAValue], ops: list[Operation]):
-        self.assign, self.add, self.read, self.read_first = assign, add, read, read_first
-        self.terms, self.ops = terms, ops
-
-    @property
-    def param(self) -> str:
-        return self.read.param.data
-
-
-def _single_use_add(value: SSAValue, block: Block) -> stg.ElementwiseOp | None:
-    op = value.owner
-    if (
-        isinstance(op, stg.ElementwiseOp) and op.kind.data == ElementwiseKind.ADD and op.parent is block
-        and len(op.inputs) == 2 and value.has_one_use()
-        and all(v.type == op.result.type for v in op.inputs)
-    ):
-        return op
-    return None
-
-
-def find_accumulations(block: Block) -> list[_Accumulation]:
-    found = []
-    for assign in block.ops:
-        if not (isinstance(assign, stg.AssignOp) and assign.state_name.data == "grad" and assign.param is not None):
-            continue
-        add = _single_use_add(assign.value, block)
-        if add is None:
-            continue
-        for read_first in (True, False):
-            read = add.inputs[0 if read_first else 1].owner
-            if (
-                isinstance(read, stg.OptimizerStateOp) and read.tensor_name.data == "grad"
-                and read.param.data == assign.param.data and read.result.has_one_use()
-            ):
-                break
-        else:
-            continue
-        terms, ops = [], []
-
-        def expand(value: SSAValue) -> None:
-            inner = _single_use_add(value, block)
-            if inner is None:
-                terms.append(value)
-                return
-            expand(inner.inputs[0])
-            expand(inner.inputs[1])
-            ops.append(inner)
-
-        expand(add.inputs[1 if read_first else 0])
-        if len(terms) >= 2:
-            found.append(_Accumulation(assign, add, read, read_first, terms, [*ops, add, assign]))
-    return found
 
 
 class StageBuilder:
@@ -401,7 +344,7 @@ class StageBuilder:
             self.home[old] = (previous[0], new)
         return previous[0].stage
 
-    def _accumulation(self, acc: _Accumulation, default: int) -> None:
+    def _accumulation(self, acc: Accumulation, default: int) -> None:
         by_stage: dict[int, list[SSAValue]] = {}
         for term in acc.terms:
             stage = self.stage_of(term)

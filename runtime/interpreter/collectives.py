@@ -20,6 +20,7 @@ from stagec.dialects.stg.attributes import TokenType
 from stagec.dialects.stg.comm import (
     AllGatherOp,
     AllReduceOp,
+    AllReduceStagesOp,
     AllToAllOp,
     BroadcastOp,
     CollectiveOp,
@@ -80,6 +81,11 @@ class Mailbox:
                 self._lock.wait()
                 self._waiting.pop(me, None)
             return self._queues[key].popleft()
+
+    def pending(self) -> list[tuple[tuple[int, int, int], int]]:
+        """(sender, receiver, tag) -> messages not taken, for every queue not empty."""
+        with self._lock:
+            return sorted((key, len(queue)) for key, queue in self._queues.items() if queue)
 
     def finished(self, failed: bool = False) -> None:
         """A program ended; the ones still waiting re-check for a deadlock."""
@@ -159,3 +165,39 @@ def local_slice(op: LocalSliceOp, operands, ex):
     """Each rank keeps its block: within a group along the axes every member holds the
     whole (duplicated) tensor, which regroup cuts into the result's blocks."""
     return _regroup_over(op, operands[0], op.axis_names, ex)
+
+
+# Mailbox tag of stg.all_reduce_stages' messages: below the tags of stg.send (>= 0), so
+# the two never mix; successive all-reduces pair up in order (the queues are FIFO).
+ALL_REDUCE_STAGES_TAG = -1
+
+
+@implements(AllReduceStagesOp)
+def all_reduce_stages(op: AllReduceStagesOp, operands, ex):
+    """Each rank sends its local to the ranks that differ from it only in their
+    coordinate on the axis, for every other coordinate listed, then adds up the
+    listed coordinates' locals in the listed order (every participant the same sum)."""
+    (value,), (axis,), among = operands, op.axis_names, op.coordinates
+    mesh = ex.mesh
+
+    def at(rank: int, coord: int) -> int:
+        return mesh.rank_of({**mesh.coords[rank], axis: coord})
+
+    for rank in ex.ranks:
+        mine = mesh.coord(rank.index, axis)
+        if mine not in among:
+            raise InterpreterError(f"rank {rank.index} ({axis} = {mine}) is not among the stages {list(among)}")
+        for coord in among:
+            if coord != mine:
+                ex.mailbox.post((rank.index, at(rank.index, coord), ALL_REDUCE_STAGES_TAG), value[rank.index])
+    out: PerRank = [None] * mesh.num_ranks
+    for rank in ex.ranks:
+        mine = mesh.coord(rank.index, axis)
+        total = None
+        for coord in among:
+            part = value[rank.index] if coord == mine else ex.mailbox.take(
+                (at(rank.index, coord), rank.index, ALL_REDUCE_STAGES_TAG)
+            )
+            total = part if total is None else total + part
+        out[rank.index] = total
+    return [Token(out) if isinstance(op.result.type, TokenType) else out]

@@ -29,7 +29,6 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from stagec.dialects.stg.attributes import DistributedTensorType, TokenType
-from stagec.dialects.stg.comm import AllReduceStagesOp
 from stagec.dialects.stg.mesh import MeshOp
 from stagec.dialects.stg.structure import YieldOp
 from stagec.runtime.interpreter import (  # noqa: F401  (each registers its ops)
@@ -44,7 +43,7 @@ from stagec.runtime.interpreter import (  # noqa: F401  (each registers its ops)
 )
 from stagec.runtime.interpreter.collectives import Mailbox
 from stagec.runtime.interpreter.errors import InterpreterError, describe_op
-from stagec.runtime.interpreter.registry import Rank, implementation_of, implements
+from stagec.runtime.interpreter.registry import Rank, implementation_of
 from stagec.runtime.interpreter.state import StateStore, StoreWrites, merge_writes
 from stagec.runtime.interpreter.tensor_types import Sizes, check_value
 from stagec.runtime.interpreter.values import (
@@ -210,8 +209,7 @@ class Interpreter:
 
 def _undelivered(mailbox: Mailbox) -> list[str]:
     """The messages left in the mailbox, as 'N from rank a to rank b with tag t'."""
-    with mailbox._lock:
-        left = sorted((key, len(queue)) for key, queue in mailbox._queues.items() if queue)
+    left = mailbox.pending()
     return [f"{n} from rank {sender} to rank {receiver} with tag {tag}" for (sender, receiver, tag), n in left]
 
 
@@ -352,38 +350,3 @@ class Execution:
         elif isinstance(ty, DistributedTensorType):
             check_value(value, ty, self.sizes, what)
 
-
-# Mailbox tag of stg.all_reduce_stages' messages: below the tags of stg.send (>= 0), so
-# the two never mix; successive all-reduces pair up in order (the queues are FIFO).
-ALL_REDUCE_STAGES_TAG = -1
-
-
-@implements(AllReduceStagesOp)
-def all_reduce_stages(op: AllReduceStagesOp, operands, ex: Execution):
-    """Each rank sends its local to the ranks that differ from it only in their
-    coordinate on the axis, for every other coordinate listed, then adds up the
-    listed coordinates' locals in the listed order (every participant the same sum)."""
-    (value,), (axis,), among = operands, op.axis_names, op.coordinates
-    mesh = ex.mesh
-
-    def at(rank: int, coord: int) -> int:
-        return mesh.rank_of({**mesh.coords[rank], axis: coord})
-
-    for rank in ex.ranks:
-        mine = mesh.coord(rank.index, axis)
-        if mine not in among:
-            raise InterpreterError(f"rank {rank.index} ({axis} = {mine}) is not among the stages {list(among)}")
-        for coord in among:
-            if coord != mine:
-                ex.mailbox.post((rank.index, at(rank.index, coord), ALL_REDUCE_STAGES_TAG), value[rank.index])
-    out: PerRank = [None] * mesh.num_ranks
-    for rank in ex.ranks:
-        mine = mesh.coord(rank.index, axis)
-        total = None
-        for coord in among:
-            part = value[rank.index] if coord == mine else ex.mailbox.take(
-                (at(rank.index, coord), rank.index, ALL_REDUCE_STAGES_TAG)
-            )
-            total = part if total is None else total + part
-        out[rank.index] = total
-    return [Token(out) if isinstance(op.result.type, TokenType) else out]

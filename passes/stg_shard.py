@@ -32,7 +32,7 @@ results, as `return.0` - a layout outright, for layer-wise or hypothetical strat
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 from xdsl.context import Context

@@ -69,6 +69,9 @@ class Propagation:
         return compute, self.strategy.storage(compute, self.known)
 
     def state_layout(self, key: StateKey, ty: DistributedTensorType, param_type: DistributedTensorType | None) -> DistributedTensorType:
+        """A state's layout, fixed at its first read or write: a parameter's storage; a
+        per-parameter state shaped like it, the same dims in its own element type;
+        anything else (a step count) by the rules."""
         if key not in self.states:
             if key[1] is None:  # the parameter itself
                 self.states[key] = self.param_layouts(key[0], ty)[1]

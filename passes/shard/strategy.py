@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from stagec.dialects.stg.attributes import DistributedTensorType
-from stagec.dialects.symbolic import Expr
+from stagec.dialects.symbolic import Expr, product
 
 
 class DimClass(Enum):
@@ -153,16 +153,10 @@ class Strategy:
         fsdp = self.sizes["fsdp"].as_int()
         dims = list(ty.splits)
         for i, size in enumerate(ty.shape):
-            local = (size / _product(self.sizes[a] for a in dims[i])).subs(known)
+            local = (size / product(self.sizes[a] for a in dims[i])).subs(known)
             value = local.as_int()
             if value is None or fsdp is None or value % fsdp == 0:
                 dims[i] = (*dims[i], "fsdp")
                 return ty.with_layout(dims)
         return ty
 
-
-def _product(exprs) -> Expr:
-    out = Expr.const(1)
-    for e in exprs:
-        out = out * e
-    return out

@@ -126,7 +126,8 @@ def _check_args(args: argparse.Namespace) -> int:
     return batch // step
 
 
-def training_step(model: str, dtype: str, optimizer: str, micro_batches: int, recompute: bool, strategy: str = ""):
+def training_step(model: str, dtype: str, optimizer: str, micro_batches: int, recompute: bool,
+                  strategy: dict | None = None):
     """The model template through stg-autodiff; bad input is a UsageError."""
     from stagec.dialects import make_context
     from stagec.frontends.templates import ConfigError, build_model, load_config
@@ -146,27 +147,23 @@ def training_step(model: str, dtype: str, optimizer: str, micro_batches: int, re
         from stagec.passes.stg_shard import StgShard
 
         try:
-            StgShard(**_shard_options(strategy)).apply(make_context(), module)
+            StgShard(**strategy).apply(make_context(), module)
             StgMatchCollectives().apply(make_context(), module)
         except PassError as error:
             raise UsageError(f"stg-shard: {error}") from None
     return module
 
 
-def _shard_options(strategy: str) -> dict:
-    options: dict = {}
-    for item in strategy.split():
-        key, _, value = item.partition("=")
-        options[key] = value == "true" if key == "sp" else int(value)
+def _strategy(args: argparse.Namespace) -> dict:
+    """stg-shard's options for the flags given: {"dp": 2, "tp": 8, "sp": True}."""
+    options: dict = {a: getattr(args, a) for a in STRATEGY_AXES if a != "pp" and getattr(args, a) > 1}
+    if args.sp:
+        options["sp"] = True
     return options
 
 
-def _strategy(args: argparse.Namespace) -> str:
-    """stg-shard's options for the flags given: `dp=2 tp=8 sp=true`."""
-    parts = [f"{a}={getattr(args, a)}" for a in STRATEGY_AXES if a != "pp" and getattr(args, a) > 1]
-    if args.sp:
-        parts.append("sp=true")
-    return " ".join(parts)
+def _describe(strategy: dict) -> str:
+    return " ".join(f"{k}={'true' if v is True else v}" for k, v in strategy.items()) or "one rank"
 
 
 def run(args: argparse.Namespace) -> None:
@@ -181,7 +178,7 @@ def run(args: argparse.Namespace) -> None:
     except AccountingError as error:
         raise UsageError(str(error)) from None
     setup = {
-        "strategy": strategy or "one rank",
+        "strategy": _describe(strategy),
         "batch": micro_batches * args.micro_batch * replicas,
         "micro_batch": args.micro_batch,
         "micro_batches": micro_batches,

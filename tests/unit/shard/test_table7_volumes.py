@@ -43,15 +43,15 @@ KINDS = ("send", "recv", "all_reduce", "all_gather", "reduce_scatter")
 ROWS = {
     # name: (config, overrides, passes, micro-batches, bindings, measured MB per kind)
     "gpt3-5b tp=8 sp": (
-        "gpt3-5b", {}, "stg-shard{tp=8 sp=true}", 128, {"B": 1, "S": 2048},
+        "gpt3-5b", {}, "stg-shard{tp=8 sp=true},stg-match-collectives", 128, {"B": 1, "S": 2048},
         {"send": 0.0, "recv": 0.0, "all_reduce": 1075.126, "all_gather": 19730.006, "reduce_scatter": 104152.957},
     ),
     "gpt3-5b fsdp=8": (
-        "gpt3-5b", {}, "stg-shard{fsdp=8}", 16, {"B": 64, "S": 2048},
+        "gpt3-5b", {}, "stg-shard{fsdp=8},stg-match-collectives", 16, {"B": 64, "S": 2048},
         {"send": 0.0, "recv": 0.0, "all_reduce": 0.0, "all_gather": 19761.349, "reduce_scatter": 80760.930},
     ),
     "llama3-70b tp=8": (
-        "llama3-70b", {"num_hidden_layers": 32}, "stg-shard{tp=8}", 128, {"B": 1, "S": 4096},
+        "llama3-70b", {"num_hidden_layers": 32}, "stg-shard{tp=8},stg-match-collectives", 128, {"B": 1, "S": 4096},
         {"send": 0.0, "recv": 0.0, "all_reduce": 558315.340, "all_gather": 0.0, "reduce_scatter": 0.0},
     ),
     "gpt3-5b pp=8": (
@@ -59,7 +59,7 @@ ROWS = {
         {"send": 1073.742, "recv": 1073.742, "all_reduce": 206.045, "all_gather": 0.0, "reduce_scatter": 0.0},
     ),
     "llama3-70b tp=4 pp=2": (
-        "llama3-70b", {"num_hidden_layers": 32}, "stg-shard{tp=4 sp=true},stg-pipeline{pp=2}", 32, {"B": 1, "S": 16384},
+        "llama3-70b", {"num_hidden_layers": 32}, "stg-shard{tp=4 sp=true},stg-match-collectives,stg-pipeline{pp=2}", 32, {"B": 1, "S": 16384},
         {"send": 1073.742, "recv": 1073.742, "all_reduce": 0.0, "all_gather": 104152.957, "reduce_scatter": 279172.874},
     ),
 }
@@ -69,11 +69,8 @@ def volumes(config_name, overrides, passes, micro_batches, bindings):
     config = load_config({**_named(config_name), **overrides})
     module = build_model(config, "bf16")
     StgAutodiff(micro_batches=micro_batches, optimizer="adamw", grad_dtype="param").apply(make_context(), module)
-    passes = passes.replace("stg-pipeline", "stg-match-collectives,stg-pipeline") if "stg-shard" in passes else passes
-    if "stg-pipeline" not in passes:
-        passes += ",stg-match-collectives"
     build_pipeline(f"builtin.module({passes})", mlir_syntax=True).apply(make_context(), module)
-    function = "train_step_stage0" if "stg-pipeline" in passes else None
+    function = "train_step_stage0" if "stg-pipeline" in passes else None  # the first stage's GPU
     (rank,) = account(module, bindings, function=function).rank_classes
     return {k: rank.comm.bytes[k] / 2 / 1e6 for k in KINDS}, rank.comm
 

@@ -50,6 +50,7 @@ from stagec.dialects.stg.state import InputOp, ParamOp
 from stagec.dialects.stg.structure import LoopOp, PhaseOp
 from stagec.dialects.stg.training import AdamOp, SgdOp, VjpOp
 from stagec.dialects.symbolic import SymbolicError
+from stagec.passes.analysis.calls import inline_calls, ranks_at, stage_programs
 from stagec.passes.analysis.comm import CommVolume, count_comm
 from stagec.passes.analysis.memory import (
     AccountingError,
@@ -255,16 +256,23 @@ class Accounting:
 def parameter_counts(function: func.FuncOp, ev: Evaluator) -> tuple[int, int]:
     """(global, local) parameter counts: each distinct parameter name once, times
     its repeat multiplicity."""
+    sizes = parameter_sizes(function, ev)
+    return sum(g for g, _ in sizes.values()), sum(loc for _, loc in sizes.values())
+
+
+def parameter_sizes(function: func.FuncOp, ev: Evaluator) -> dict[str, tuple[int, int]]:
+    """(global, local) elements of each parameter name the function reads. A slice of
+    a layer stack (a pipeline stage's `stg.repeat L/2 offset k of L`) holds its slice
+    locally but names the whole stack's L layers globally."""
     seen: dict[str, tuple[int, int]] = {}
     for op in function.walk():
         if isinstance(op, ParamOp):
-            mult = repeat_multiplicity(op, ev)
             ty = op.result.type
-            g = mult * ev.int(ty.global_numel(), f"the size of \"{op.tensor_name.data}\"")
-            loc = mult * ev.int(ty.local_numel(), f"the local size of \"{op.tensor_name.data}\"")
             name = op.tensor_name.data
+            g = repeat_multiplicity(op, ev, whole_stacks=True) * ev.int(ty.global_numel(), f"the size of \"{name}\"")
+            loc = repeat_multiplicity(op, ev) * ev.int(ty.local_numel(), f"the local size of \"{name}\"")
             seen[name] = max(seen.get(name, (0, 0)), (g, loc))
-    return sum(g for g, _ in seen.values()), sum(loc for _, loc in seen.values())
+    return seen
 
 
 def _tokens(function: func.FuncOp, ev: Evaluator) -> int | None:
@@ -275,22 +283,46 @@ def _tokens(function: func.FuncOp, ev: Evaluator) -> int | None:
 
 
 def account(module: ModuleOp, bindings: Mapping[str, int] | None = None, *, function: str | None = None) -> Accounting:
-    """Parameters, FLOPs by category and phase, and peak memory per rank class."""
+    """Parameters, FLOPs by category and phase, and peak memory per rank class.
+
+    A pipelined module (stg-pipeline) has one rank class per stage: its
+    `stg.stage` function, calls inlined (calls.py), is the program of the ranks at
+    that stage's coordinate. Otherwise `function` (default: find_function) is the
+    program of every rank."""
     env = module_bindings(module, bindings)
     ev = Evaluator(env)
-    fn = find_function(module, function)
-    params_global, params_local = parameter_counts(fn, ev)
-    rank_class = RankClass(
-        world_ranks(module, ev), params_local, count_flops(fn, ev), analyze_memory(fn, ev), count_comm(fn, ev)
-    )
+    stages = stage_programs(module) if function is None else []
+    if stages:
+        mesh = next(iter(mesh_ops(module)), None)
+        programs = [(p.function, ranks_at(mesh, p.coordinates, ev)) for p in stages]
+    else:
+        fn = find_function(module, function)
+        programs = [(fn, world_ranks(module, ev))]
+    classes, global_sizes, tokens = [], {}, None
+    for fn, ranks in programs:
+        flat = inline_calls(fn)
+        sizes = parameter_sizes(flat, ev)
+        for name, (g, _) in sizes.items():  # a tied weight lives on two stages
+            global_sizes[name] = max(global_sizes.get(name, 0), g)
+        classes.append(
+            RankClass(
+                ranks,
+                sum(loc for _, loc in sizes.values()),
+                count_flops(flat, ev),
+                analyze_memory(flat, ev),
+                count_comm(fn, ev),
+            )
+        )
+        if tokens is None:
+            tokens = _tokens(flat, ev)
     model = module.attributes.get("stg.model")
     return Accounting(
         model.data if isinstance(model, StringAttr) else None,
-        fn.sym_name.data,
+        ", ".join(fn.sym_name.data for fn, _ in programs),
         env,
-        params_global,
-        _tokens(fn, ev),
-        (rank_class,),
+        sum(global_sizes.values()),
+        tokens,
+        tuple(classes),
     )
 
 
@@ -305,4 +337,5 @@ __all__ = [
     "count_flops",
     "module_bindings",
     "parameter_counts",
+    "parameter_sizes",
 ]

@@ -70,13 +70,15 @@ class PersistentState:
     bytes: int  # local bytes of all `multiplicity` tensors
 
 
-def repeat_multiplicity(op: Operation, ev: Evaluator) -> int:
+def repeat_multiplicity(op: Operation, ev: Evaluator, whole_stacks: bool = False) -> int:
     """How many distinct tensors a state op names: the product of the enclosing
-    stg.repeat counts (micro-batch loops re-read the same tensor)."""
+    stg.repeat counts (micro-batch loops re-read the same tensor). With
+    `whole_stacks`, a slice of a layer stack counts the whole stack."""
     count, parent = 1, op.parent_op()
     while parent is not None:
         if isinstance(parent, RepeatOp):
-            count *= ev.int(parent.count_expr, "a repeat count")
+            size = parent.stack_expr if whole_stacks else parent.count_expr
+            count *= ev.int(size, "a repeat count")
         parent = parent.parent_op()
     return count
 

@@ -62,19 +62,28 @@ def encode_varint(value: int) -> bytes:
     (10 bytes), as protobuf encodes a negative int64."""
     if 0 <= value < _SMALL:
         return _VARINTS[value]
+    if value > 0:
+        return _uvarint(value)
     return _varint_slow(value)
 
 
 def _uvarint(value: int) -> bytes:
-    """The varint of an unsigned 64-bit field (ids, deps, durations): negatives refused."""
+    """The varint of an unsigned 64-bit field (ids, deps, durations): negatives refused.
+    Values below 2**28 (four bytes) take a loop-free path."""
     if 0 <= value < _SMALL:
         return _VARINTS[value]
+    if _SMALL <= value < 0x200000:
+        return bytes((value & 0x7F | 0x80, value >> 7 & 0x7F | 0x80, value >> 14))
+    if 0x200000 <= value < 0x10000000:
+        return bytes((value & 0x7F | 0x80, value >> 7 & 0x7F | 0x80, value >> 14 & 0x7F | 0x80, value >> 21))
     if value < 0:
         raise ValueError(f"{value} is negative: the field is unsigned (uint64)")
     return _varint_slow(value)
 
 
 def _packed_uvarints(values: Sequence[int]) -> bytes:
+    if len(values) == 1:
+        return _uvarint(values[0])
     if max(values) < 0x80 and min(values) >= 0:
         return bytes(values)  # every varint is one byte: the values themselves
     return b"".join([_uvarint(v) for v in values])
@@ -620,59 +629,95 @@ def _decode_packed_uvarints(buf: bytes, pos: int, stop: int, out: list[int]) -> 
         raise WireError("packed dependency list ends inside a value", stop)
 
 
+# decode_attr results by the attribute's raw bytes: a trace repeats the same few
+# attributes (is_cpu_op, comm_type, pg_name, sizes) on most of its nodes, and a dict
+# lookup of a short bytes slice is far cheaper than decoding it. DecodedAttr is
+# immutable, so nodes share them.
+_ATTR_DECODED: dict[bytes, DecodedAttr] = {}
+_ATTR_DECODED_LIMIT = 1 << 16
+
+
 def decode_node(buf: bytes, pos: int = 0, end: int | None = None) -> DecodedNode:
     """A Node message occupying buf[pos:end] (one record's body)."""
     if end is None:
         end = len(buf)
-    node = DecodedNode()
+    nid = 0
+    name = ""
+    ntype = 0
+    ctrl: list[int] = []
+    data: list[int] = []
+    start_time = 0
+    duration = 0
+    attrs: list[DecodedAttr] = []
+    cache = _ATTR_DECODED
     rv = _read_varint
     while pos < end:
         at = pos
         tag = buf[pos]
-        if tag < 0x80:
-            pos += 1
-        else:
-            tag, pos = rv(buf, pos)
+        pos += 1
         if tag == 0x52:  # attr
+            n = buf[pos]
+            if n < 0x80:
+                pos += 1
+            else:
+                n, pos = rv(buf, pos)
+            stop = pos + n
+            raw = buf[pos:stop]
+            attr = cache.get(raw)
+            if attr is None:
+                if stop > end:
+                    raise WireError("attribute runs past the end of the node", at)
+                attr = decode_attr(buf, pos, stop)
+                if len(cache) >= _ATTR_DECODED_LIMIT:
+                    cache.clear()
+                cache[raw] = attr
+            attrs.append(attr)
+            pos = stop
+        elif tag == 0x08:
             b = buf[pos]
             if b < 0x80:
-                n = b
+                nid = b
+                pos += 1
+            else:
+                nid, pos = rv(buf, pos)
+        elif tag == 0x12:
+            n = buf[pos]
+            if n < 0x80:
+                pos += 1
+            else:
+                n, pos = rv(buf, pos)
+            name = _decode_string(buf, pos, pos + n, at)
+            pos += n
+        elif tag == 0x18:
+            v, pos = rv(buf, pos)
+            ntype = _signed32(v)
+        elif tag == 0x2A or tag == 0x22:  # data_deps / ctrl_deps, packed
+            n = buf[pos]
+            if n < 0x80:
                 pos += 1
             else:
                 n, pos = rv(buf, pos)
             stop = pos + n
             if stop > end:
-                raise WireError("attribute runs past the end of the node", at)
-            node.attrs.append(decode_attr(buf, pos, stop))
-            pos = stop
-        elif tag == 0x08:
-            node.id, pos = rv(buf, pos)
-        elif tag == 0x12:
-            n, pos = rv(buf, pos)
-            node.name = _decode_string(buf, pos, pos + n, at)
-            pos += n
-        elif tag == 0x18:
-            v, pos = rv(buf, pos)
-            node.type = _signed32(v)
-        elif tag == 0x2A or tag == 0x22:  # data_deps / ctrl_deps, packed
-            n, pos = rv(buf, pos)
-            stop = pos + n
-            if stop > end:
                 raise WireError("dependency list runs past the end of the node", at)
-            _decode_packed_uvarints(buf, pos, stop, node.data_deps if tag == 0x2A else node.ctrl_deps)
+            _decode_packed_uvarints(buf, pos, stop, data if tag == 0x2A else ctrl)
             pos = stop
         elif tag == 0x28 or tag == 0x20:  # data_deps / ctrl_deps, unpacked
             v, pos = rv(buf, pos)
-            (node.data_deps if tag == 0x28 else node.ctrl_deps).append(v)
+            (data if tag == 0x28 else ctrl).append(v)
         elif tag == 0x38:
-            node.duration_micros, pos = rv(buf, pos)
+            duration, pos = rv(buf, pos)
         elif tag == 0x30:
-            node.start_time_micros, pos = rv(buf, pos)
+            start_time, pos = rv(buf, pos)
         else:
+            if tag >= 0x80:
+                tag, pos = rv(buf, at)
+            if tag >> 3 == 0:
+                raise WireError("field number 0", at)
             pos = _skip(buf, pos, tag & 7, at)  # inputs, outputs, unknown fields
     if pos != end:
         raise WireError("node ends inside a field", end)
-    return node
+    return DecodedNode(nid, name, ntype, ctrl, data, start_time, duration, attrs)
 
 
 def decode_metadata(buf: bytes, pos: int = 0, end: int | None = None) -> DecodedMetadata:

@@ -42,6 +42,11 @@ def make_context() -> Context:
     """A Context with every dialect of `all_dialects()` registered (loaded lazily),
     in which the torch dialect owns every `torch.*` op name, as parsing torch-mlir
     input needs."""
+    # torch-mlir's shape maps (`s0 * s1`) are semi-affine; affine_map aliases are
+    # parsed before any torch op loads the torch dialect, so enable them up front.
+    from stagec.dialects.torch import allow_semi_affine
+
+    allow_semi_affine()
     ctx = _StagecContext()
     for name, factory in all_dialects().items():
         ctx.register_dialect(name, factory)

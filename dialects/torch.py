@@ -2,8 +2,19 @@
 
 It holds what it takes to parse and print torch-mlir output in generic form: the types
 (`!torch.vtensor<[2,?],f32>`, `!torch.int`, `!torch.list<int>`, ...) and, for every
-`torch.*` op name, a catch-all op class made on first use. The torch frontend issue
-extends it with the ops that convert-torch-to-stg reads.
+`torch.*` op name, a catch-all op class made on first use.
+
+torch-mlir's symbolic shapes (`import_symbolic_shape_expressions=True`) bind each
+dynamic tensor to expressions over `torch.symbolic_int` values:
+
+    %0 = "torch.symbolic_int"() <{symbol_name = "B", min_val = 0, max_val = ...}> : () -> !torch.int
+    "torch.bind_symbolic_shape"(%x, %0, %1) <{shape_expressions = affine_map<()[s0, s1] -> (s0 * s1, 64)>}> : ...
+
+A product of two symbols (`s0 * s1`, a flattened batch and sequence) makes the map
+semi-affine, which xDSL's affine expressions refuse to build; `allow_semi_affine()`
+(called when this module loads) lets them hold such products, floordiv, ceildiv and
+mod by symbols, which is all that shape maps need: they are read, never simplified.
+`shape_expressions(op)` reads a bind_symbolic_shape op as stagec symbolic sizes.
 """
 
 from __future__ import annotations
@@ -12,12 +23,21 @@ from abc import ABC
 from collections.abc import Sequence
 from functools import cache
 
-from xdsl.dialects.builtin import ArrayAttr, IntAttr, NoneAttr
-from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, TypeAttribute
+from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, IntAttr, NoneAttr, StringAttr
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineExpr,
+    AffineSymExpr,
+)
 from xdsl.irdl import irdl_attr_definition, traits_def
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.traits import OpTrait
+
+from stagec.dialects.symbolic import Expr
 
 DYNAMIC_SIZE = -1
 """A size printed `?`: torch-mlir's kUnknownSize."""
@@ -226,3 +246,81 @@ class TorchDialect(Dialect):
 
 
 Torch = TorchDialect("torch", [], list(TORCH_TYPES))
+
+
+# -- symbolic shapes ---------------------------------------------------------------------
+
+_SEMI_AFFINE = {
+    "__mul__": AffineBinaryOpKind.Mul,
+    "__floordiv__": AffineBinaryOpKind.FloorDiv,
+    "ceil_div": AffineBinaryOpKind.CeilDiv,
+    "__mod__": AffineBinaryOpKind.Mod,
+}
+
+
+def allow_semi_affine() -> None:
+    """Let xDSL's affine expressions (and so its affine_map parser) build `s0 * s1`,
+    `s0 floordiv s1`, `s0 ceildiv s1` and `s0 mod s1`, as MLIR does; affine operands
+    keep xDSL's own simplifications. Idempotent."""
+    for method, kind in _SEMI_AFFINE.items():
+        original = getattr(AffineExpr, method)
+        if getattr(original, "_stagec_semi_affine", False):
+            continue
+
+        def semi_affine(self, other, _original=original, _kind=kind):
+            try:
+                return _original(self, other)
+            except NotImplementedError:
+                # a non-constant right-hand side: MLIR's semi-affine form
+                return AffineBinaryOpExpr(_kind, self, other)
+
+        semi_affine._stagec_semi_affine = True
+        setattr(AffineExpr, method, semi_affine)
+
+
+allow_semi_affine()
+
+
+class SymbolicShapeError(ValueError):
+    """A shape expression stagec cannot read as a symbolic size."""
+
+
+def affine_to_expr(expr: AffineExpr, symbols: Sequence[Expr]) -> Expr:
+    """An affine (or semi-affine) expression over symbols s0, s1, ... as a stagec
+    size; `symbols[i]` is what s<i> stands for."""
+    if isinstance(expr, AffineConstantExpr):
+        return Expr.const(expr.value)
+    if isinstance(expr, AffineSymExpr):
+        return symbols[expr.position]
+    if isinstance(expr, AffineBinaryOpExpr):
+        lhs, rhs = affine_to_expr(expr.lhs, symbols), affine_to_expr(expr.rhs, symbols)
+        if expr.kind == AffineBinaryOpKind.Add:
+            return lhs + rhs
+        if expr.kind == AffineBinaryOpKind.Mul:
+            return lhs * rhs
+        if expr.kind in (AffineBinaryOpKind.FloorDiv, AffineBinaryOpKind.CeilDiv) and rhs.divides(lhs):
+            return lhs / rhs
+    raise SymbolicShapeError(f"shape expression '{expr}' is not a product of sizes")
+
+
+def shape_expressions(op: Operation) -> tuple[SSAValue, tuple[Expr, ...]]:
+    """A `torch.bind_symbolic_shape` op's tensor and its sizes as stagec expressions,
+    each `torch.symbolic_int` operand standing for the symbol it names."""
+    if op.name != "torch.bind_symbolic_shape":
+        raise ValueError(f"'{op.name}' binds no symbolic shape")
+    attr = op.properties.get("shape_expressions") or op.attributes.get("shape_expressions")
+    if not isinstance(attr, AffineMapAttr):
+        raise SymbolicShapeError("torch.bind_symbolic_shape without an affine_map shape_expressions")
+    symbols = [Expr.sym(symbol_name(v)) for v in op.operands[1:]]
+    return op.operands[0], tuple(affine_to_expr(e, symbols) for e in attr.data.results)
+
+
+def symbol_name(value: SSAValue) -> str:
+    """The name of the symbol a `torch.symbolic_int` result stands for."""
+    owner = value.owner
+    if not isinstance(owner, Operation) or owner.name != "torch.symbolic_int":
+        raise SymbolicShapeError("a symbolic shape operand is not a torch.symbolic_int result")
+    name = owner.properties.get("symbol_name") or owner.attributes.get("symbol_name")
+    if not isinstance(name, StringAttr):
+        raise SymbolicShapeError("torch.symbolic_int without a symbol_name")
+    return name.data

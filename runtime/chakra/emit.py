@@ -1,0 +1,1054 @@
+"""Chakra emission: an instantiated, sharded (and optionally pipelined) training step ->
+one `<prefix>.<rank>.et` per rank and `comm_group.json` (stage.md §IV-B2, §IV-E;
+../shared/CHAKRA.md; docs/chakra.md "Emission").
+
+Requires: stg IR after stg-match-collectives (no `stg.reshard` left), every size
+numeric under the module's stg.config, the mesh and `bindings`, and micro-batch and
+repeat counts that evaluate. Guarantees: traces `check_trace` accepts - unique ids,
+acyclic deps, matched send/recv, identical collective sequences within each group.
+
+How the program becomes nodes (expansion happens here, and only here):
+
+- **Rank classes.** A function marked `stg.stage = {pp = k}` is the program of every
+  rank whose pp coordinate is k; otherwise `@train_step` (or the module's only
+  function) is every rank's. One class is expanded once; its ranks differ only in
+  communicator groups and send/recv peers, which are patched per rank into
+  pre-encoded bytes.
+- **Loops** (`stg.repeat`, `stg.microbatch`) are unrolled and `func.call`s inlined;
+  `--iterations N` runs the whole function N times. Data deps follow SSA use-def: a
+  carried value of iteration i+1 depends on iteration i's yield, a scanned slice on
+  the iteration that stacked it, a state read (`stg.param`, `stg.optimizer_state`)
+  on the last `stg.assign` of that state (per layer of a stack), so gradient
+  accumulation chains across micro-batches and iteration i+1's forward waits for
+  iteration i's optimizer.
+- **Control deps are stream order.** Compute nodes form one stream in program order
+  (each depends on the previous): for a pipeline stage that order is the schedule's
+  (GPipe, 1F1B), so the trace encodes it. Each communicator group is a stream of its
+  own (NCCL orders a communicator's collectives; ASTRA-sim pairs them by order), send
+  and recv to/from each peer too. A communication node is issued when the compute
+  stream reaches it: it depends on the last compute node before it in program order
+  (a CUDA stream waits on the compute stream's event when the op is enqueued) - so an
+  FSDP all-gather starts once the compute before its place in the program has run,
+  where stg-prefetch may have moved it earlier; nothing starts at t=0 by itself.
+- **DP gradient all-reduces** (`stg.all_reduce` of a `"grad"` state, which stg-shard
+  puts in the optimizer phase: once per iteration, after accumulation) are packed into
+  buckets of at most `bucket_bytes` per communicator, in the order their gradients
+  become ready (DDP); a bucket depends on its gradients' last writes only, so it can
+  overlap the last micro-batch's backward. `bucket_bytes=0` keeps one per gradient.
+- **GEMM fusion** as the frameworks run it: einsums of one body with the same
+  equation shape that share an operand (the Q, K, V projections reading one input;
+  their weight gradients sharing the gathered input; gate and up) are one GEMM node,
+  and einsums whose results are only summed (the Q/K/V input gradients) are one GEMM
+  with the sum folded in. A vocab-parallel cross-entropy emits the three all-reduces
+  it implies (max, sum of exponentials, target logit) before its compute node.
+- Views (`stg.reshape`, `stg.split`, `stg.local_slice`, `stg.fill`, `stg.wait`) and
+  state reads and writes make no node: they pass dependencies on.
+
+COMP nodes carry `duration_micros` (the cost model, runtime/cost), `num_ops` and
+`tensor_size` (ints); collectives `comm_type`, `comm_size` (bytes: an all-gather's
+shard, the whole buffer otherwise - the op's local input) and `pg_name` (a key of
+comm_group.json); send/recv `comm_src`, `comm_dst`, `comm_tag` (unique per micro-batch
+and iteration) and `comm_size`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+
+from stagec.dialects.stg.comm import (
+    AllGatherOp,
+    AllReduceOp,
+    AllReduceStagesOp,
+    AllToAllOp,
+    BroadcastOp,
+    CollectiveOp,
+    LocalSliceOp,
+    RecvOp,
+    ReduceScatterOp,
+    ReshardOp,
+    SendOp,
+)
+from stagec.dialects.stg.compute import EinsumOp, ElementwiseOp
+from stagec.dialects.stg.cost import CostInterface
+from stagec.dialects.stg.memory import ReleaseOp, WaitOp
+from stagec.dialects.stg.mesh import MeshOp
+from stagec.dialects.stg.model_ops import AttentionOp, CrossEntropyOp
+from stagec.dialects.stg.shape_ops import FillOp, ReshapeOp, SplitOp
+from stagec.dialects.stg.state import AssignOp, InputOp, OptimizerStateOp, ParamOp, StateOp
+from stagec.dialects.stg.structure import LoopOp, PhaseOp, RepeatOp, YieldOp
+from stagec.dialects.stg.training import VjpOp
+from stagec.dialects.symbolic import Expr, SymbolicError
+from stagec.runtime.chakra.ranks import RankSpace
+from stagec.runtime.chakra.schema import CommType, NodeType
+from stagec.runtime.chakra.wire import encode_attr, encode_metadata, encode_node_head, encode_varint, frame
+
+__all__ = [
+    "EmitError",
+    "EmitOptions",
+    "EmitReport",
+    "Program",
+    "build_programs",
+    "emit_traces",
+]
+
+DEFAULT_BUCKET_BYTES = 25 * 2**20  # DDP's default bucket_cap_mb
+
+
+class EmitError(ValueError):
+    """IR the emitter cannot expand (a reshard left, a size that does not evaluate)."""
+
+
+@dataclass(frozen=True)
+class EmitOptions:
+    """What to emit. `micro_batches` binds a symbolic micro-batch count (`M`)."""
+
+    iterations: int = 1
+    optimizer: bool = True
+    bucket_bytes: int = DEFAULT_BUCKET_BYTES
+    fuse_gemms: bool = True
+    prefix: str = "trace"
+    workers: int = 0  # processes writing files; 0: one per core (at most 8)
+
+
+_COLL_TYPE = {
+    AllReduceOp: CommType.ALL_REDUCE,
+    AllReduceStagesOp: CommType.ALL_REDUCE,
+    AllGatherOp: CommType.ALL_GATHER,
+    ReduceScatterOp: CommType.REDUCE_SCATTER,
+    AllToAllOp: CommType.ALL_TO_ALL,
+    BroadcastOp: CommType.BROADCAST,
+}
+COMM_KIND_NAMES = {
+    CommType.ALL_REDUCE: "all_reduce",
+    CommType.ALL_GATHER: "all_gather",
+    CommType.REDUCE_SCATTER: "reduce_scatter",
+    CommType.ALL_TO_ALL: "all_to_all",
+    CommType.BROADCAST: "broadcast",
+}
+_VIEWS = (ReshapeOp, SplitOp, LocalSliceOp, FillOp, WaitOp)
+_PHASE_SHORT = {"forward": "fwd", "backward": "bwd", "recompute": "rcp", "optimizer": "opt"}
+
+
+# -- the static part of a node --------------------------------------------------------------
+
+
+@dataclass
+class Static:
+    """What every node made from one IR op (or fused group) shares."""
+
+    type: NodeType
+    label: str
+    category: str  # gemm, grouped_gemm, attention, elementwise, other; or a comm kind
+    duration: int = 0
+    num_ops: int = 0
+    size: int = 0  # tensor_size (compute) or comm_size (communication), bytes
+    patch: tuple | None = None  # ("pg", axes, among) | ("send"|"recv", axis, peer coordinate)
+    attrs: bytes = b""  # pre-encoded static attributes
+
+
+@dataclass
+class Program:
+    """One rank class's node stream: node i has id i."""
+
+    name: str
+    ranks: list[int]
+    statics: list[Static] = field(default_factory=list)
+    node_static: list[int] = field(default_factory=list)
+    node_data: list[tuple] = field(default_factory=list)
+    node_ctrl: list[tuple] = field(default_factory=list)
+    node_ctx: list[int] = field(default_factory=list)
+    node_tag: dict[int, int] = field(default_factory=dict)
+    contexts: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.node_static)
+
+    def counts(self) -> dict[str, int]:
+        """Nodes by category (compute categories, collective kinds, send, recv)."""
+        per_static = [0] * len(self.statics)
+        for s in self.node_static:
+            per_static[s] += 1
+        out: dict[str, int] = {}
+        for st, n in zip(self.statics, per_static):
+            if n:
+                out[st.category] = out.get(st.category, 0) + n
+        return out
+
+    def totals(self) -> dict[str, int]:
+        """FLOPs, and bytes by communication kind, of one rank of the class."""
+        per_static = [0] * len(self.statics)
+        for s in self.node_static:
+            per_static[s] += 1
+        out: dict[str, int] = {"flops": 0}
+        for st, n in zip(self.statics, per_static):
+            if not n:
+                continue
+            if st.type == NodeType.COMP_NODE:
+                out["flops"] += n * st.num_ops
+            else:
+                key = f"{st.category}_bytes"
+                out[key] = out.get(key, 0) + n * st.size
+        return out
+
+
+class Stacked:
+    """Per-iteration dependencies of a value stacked by a loop (or scanned into one)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: list):
+        self.items = items
+
+    def union(self) -> tuple:
+        seen: set[int] = set()
+        for item in self.items:
+            if item is not None:
+                seen.update(item.union() if isinstance(item, Stacked) else item)
+        return tuple(sorted(seen))
+
+
+def _deps(value) -> tuple:
+    return value.union() if isinstance(value, Stacked) else value
+
+
+# -- GEMM fusion ------------------------------------------------------------------------------
+
+
+def _one_use(v: SSAValue) -> bool:
+    uses = iter(v.uses)
+    return next(uses, None) is not None and next(uses, None) is None
+
+
+def _canonical(equation: str) -> str:
+    names: dict[str, str] = {}
+    out = []
+    for ch in equation:
+        if ch.isalpha():
+            if ch not in names:
+                names[ch] = chr(ord("a") + len(names))
+            out.append(names[ch])
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _is_batched(equation: str) -> bool:
+    """A letter in every input and the output: a batched (grouped) GEMM, e.g. the
+    experts' `ech,efh->ecf`."""
+    lhs, out = equation.replace(" ", "").split("->")
+    inputs = lhs.split(",")
+    return any(all(ch in part for part in inputs) and ch in out for ch in inputs[0])
+
+
+class _Group:
+    __slots__ = ("members", "absorbed", "first", "static")
+
+    def __init__(self, members: list[Operation], absorbed: list[Operation]):
+        self.members = members
+        self.absorbed = absorbed
+        self.first = members[0]
+        self.static: int | None = None
+
+
+def _fusion_plan(block: Block) -> tuple[dict[int, _Group], dict[int, int]]:
+    """einsum/add op id -> its fusion group, and op id -> position in the block."""
+    ops = list(block.ops)
+    pos = {id(op): i for i, op in enumerate(ops)}
+
+    def value_pos(v: SSAValue, memo: dict) -> int:
+        owner = v.owner
+        if not isinstance(owner, Operation) or id(owner) not in pos or isinstance(owner, StateOp):
+            return -1  # state reads make no node: their deps are the state's last writes
+        if isinstance(owner, _VIEWS):
+            key = id(v)
+            if key not in memo:
+                memo[key] = max((value_pos(o, memo) for o in owner.operands), default=-1)
+            return memo[key]
+        return pos[id(owner)]
+
+    memo: dict = {}
+    plan: dict[int, _Group] = {}
+
+    def legal(members: list[Operation]) -> bool:
+        first = min(pos[id(m)] for m in members)
+        return all(value_pos(o, memo) < first for m in members for o in m.operands)
+
+    einsums = [op for op in ops if isinstance(op, EinsumOp) and len(op.operands) == 2]
+    canon = {id(op): _canonical(op.equation.data) for op in einsums}
+    # sum fusion: einsums whose results only feed a tree of adds (roots first)
+    for op in reversed(ops):
+        if id(op) in plan or not (isinstance(op, ElementwiseOp) and str(op.kind.data) == "add"):
+            continue
+        members: list[Operation] = []
+        absorbed: list[Operation] = []
+
+        def collect(v: SSAValue) -> bool:
+            owner = v.owner
+            if not isinstance(owner, Operation) or id(owner) not in pos or not _one_use(v) or id(owner) in plan:
+                return False
+            if isinstance(owner, EinsumOp) and id(owner) in canon:
+                members.append(owner)
+                return True
+            if isinstance(owner, ElementwiseOp) and str(owner.kind.data) == "add" and len(owner.operands) == 2:
+                absorbed.append(owner)
+                return all(collect(o) for o in owner.operands)
+            return False
+
+        if len(op.operands) != 2 or not all(collect(o) for o in op.operands):
+            continue
+        absorbed.append(op)
+        if len(members) < 2 or len({canon[id(m)] for m in members}) != 1:
+            continue
+        # a root add whose result feeds another add of the tree is handled from that one
+        members.sort(key=lambda m: pos[id(m)])
+        if not legal(members):
+            continue
+        group = _Group(members, absorbed)
+        for m in members + absorbed:
+            plan[id(m)] = group
+    # horizontal fusion: same equation shape, one shared operand
+    keys: dict[tuple, list[Operation]] = {}
+    for op in einsums:
+        if id(op) in plan:
+            continue
+        for i, v in enumerate(op.operands):
+            keys.setdefault((canon[id(op)], i, v), []).append(op)
+    for members in keys.values():
+        members = [m for m in members if id(m) not in plan]
+        if len(members) < 2 or not legal(members):
+            continue
+        group = _Group(members, [])
+        for m in members:
+            plan[id(m)] = group
+    return plan, pos
+
+
+# -- expansion -------------------------------------------------------------------------------
+
+
+class _Expander:
+    """Walks one rank class's function and appends its nodes to a Program."""
+
+    def __init__(self, module: ModuleOp, env: dict[str, int], cost, options: EmitOptions,
+                 space: RankSpace, program: Program, tag_base: int):
+        self.module = module
+        self.env = env
+        self.cost = cost
+        self.options = options
+        self.space = space
+        self.p = program
+        self.tag_base = tag_base
+        self.functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+        self.values: dict[SSAValue, object] = {}
+        self.state: dict[tuple, tuple] = {}
+        self.static_ids: dict[tuple, int] = {}
+        self.plans: dict[int, tuple] = {}
+        self.group_values: dict[int, tuple] = {}
+        self.last_comp: int | None = None
+        self.streams: dict[tuple, int] = {}
+        self.layers: list[int] = []
+        self.phase = ""
+        self.comm_only = False
+        self.bucketed: dict[tuple, int] = {}
+        self.call_counts: dict[str, int] = {}
+        self.seq = 0  # the current micro-batch call's number (send/recv tags)
+        self.ctx_parts: list[str] = []
+        self.ctx_index = 0
+        self.ctx_cache: dict[str, int] = {}
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def int(self, expr: Expr, what: str) -> int:
+        try:
+            value = expr.evaluate_fraction(self.env)
+        except SymbolicError as error:
+            raise EmitError(f"cannot evaluate {what} ({expr}): {error}") from None
+        if value.denominator != 1:
+            raise EmitError(f"{what} ({expr}) is not an integer: {value}")
+        return int(value)
+
+    def get(self, v: SSAValue):
+        try:
+            return self.values[v]
+        except KeyError:
+            owner = v.owner
+            what = owner.name if isinstance(owner, Operation) else "a block argument"
+            raise EmitError(f"internal: a value of {what} is used before the emitter saw it") from None
+
+    def deps(self, values) -> tuple:
+        seen: set[int] = set()
+        for v in values:
+            seen.update(_deps(self.get(v)))
+        return tuple(sorted(seen))
+
+    def set_ctx(self) -> None:
+        text = ".".join(self.ctx_parts)
+        index = self.ctx_cache.get(text)
+        if index is None:
+            index = self.ctx_cache[text] = len(self.p.contexts)
+            self.p.contexts.append(text)
+        self.ctx_index = index
+
+    def static(self, key: tuple, make: Callable[[], Static]) -> int:
+        index = self.static_ids.get(key)
+        if index is None:
+            st = make()
+            index = self.static_ids[key] = len(self.p.statics)
+            self.p.statics.append(st)
+        return index
+
+    def op_cost(self, op: Operation):
+        try:
+            return self.cost.op_cost(op, self.env)
+        except Exception as error:  # noqa: BLE001 - the cost model's CostError and size errors
+            raise EmitError(f"cannot cost {op.name}: {error}") from None
+
+    def label(self, op: Operation, what: str | None = None) -> str:
+        phase = _PHASE_SHORT.get(self.phase, self.phase)
+        name = what or op.name.removeprefix("stg.")
+        hint = next((r.name_hint for r in op.results if r.name_hint), None)
+        parts = [p for p in (phase, name, hint) if p]
+        return ".".join(parts)
+
+    def compute_static(self, op: Operation) -> int:
+        def make() -> Static:
+            c = self.op_cost(op)
+            return _comp_static(self.label(op), _category(op), c.num_ops, c.tensor_size, c.micros)
+
+        return self.static(("op", id(op), self.phase), make)
+
+    def add_node(self, static: int, data: tuple, *, stream: tuple | None = None, issue: bool = True) -> int:
+        """Append a node; ctrl deps: the compute stream, or the node's comm stream and
+        its issue point on the compute stream."""
+        p = self.p
+        nid = len(p.node_static)
+        st = p.statics[static]
+        ctrl: list[int] = []
+        if st.type == NodeType.COMP_NODE:
+            if self.last_comp is not None:
+                ctrl.append(self.last_comp)
+            self.last_comp = nid
+        else:
+            if stream is not None and (prev := self.streams.get(stream)) is not None:
+                ctrl.append(prev)
+            if issue and self.last_comp is not None:
+                ctrl.append(self.last_comp)
+            if stream is not None:
+                self.streams[stream] = nid
+        p.node_static.append(static)
+        p.node_data.append(data)
+        dset = set(data)
+        p.node_ctrl.append(tuple(sorted({c for c in ctrl if c not in dset})))
+        p.node_ctx.append(self.ctx_index)
+        return nid
+
+    # -- walking ---------------------------------------------------------------------------
+
+    def run_function(self, fn: func.FuncOp, iteration: int) -> None:
+        self.ctx_parts = [f"it{iteration}"]
+        self.set_ctx()
+        self.seq = iteration
+        for arg in fn.body.block.args:
+            self.values[arg] = ()
+        self.walk(fn.body.block)
+
+    def walk(self, block: Block) -> list:
+        """Expand a block once; returns the deps of what its terminator yields."""
+        plan, _ = self.plans.get(id(block)) or self._plan(block)
+        out: list = []
+        for op in block.ops:
+            if isinstance(op, (YieldOp, func.ReturnOp)):
+                out = [self.get(v) for v in op.operands]
+                continue
+            if plan and (group := plan.get(id(op))) is not None:
+                self.fused(op, group)
+                continue
+            self.visit(op)
+        return out
+
+    def _plan(self, block: Block) -> tuple:
+        plan = _fusion_plan(block) if self.options.fuse_gemms else ({}, {})
+        self.plans[id(block)] = plan
+        return plan
+
+    def visit(self, op: Operation) -> None:  # noqa: C901 - one dispatch over the op kinds
+        values = self.values
+        if isinstance(op, StateOp):
+            values[op.result] = self.state.get(self.state_key(op), ())
+        elif isinstance(op, AssignOp):
+            self.state[self.assign_key(op)] = _deps(self.get(op.value))
+        elif isinstance(op, _VIEWS):
+            d = self.deps(op.operands)
+            for r in op.results:
+                values[r] = d
+        elif isinstance(op, ReleaseOp):
+            pass
+        elif isinstance(op, ReshardOp):
+            raise EmitError("a stg.reshard is left: run stg-match-collectives before emitting a trace")
+        elif isinstance(op, CollectiveOp):
+            self.collective(op)
+        elif isinstance(op, (SendOp, RecvOp)):
+            self.p2p(op)
+        elif isinstance(op, LoopOp):
+            self.loop(op)
+        elif isinstance(op, PhaseOp):
+            self.run_phase(op)
+        elif isinstance(op, func.CallOp):
+            self.call(op)
+        elif isinstance(op, CrossEntropyOp):
+            self.cross_entropy(op)
+        elif isinstance(op, CostInterface):
+            d = self.deps(op.operands)
+            # offload/reload copies run as compute nodes: Chakra's memory nodes need a
+            # remote-memory configuration ASTRA-sim does not have by default
+            nid_deps = d if self.comm_only else (self.add_node(self.compute_static(op), d),)
+            for r in op.results:
+                values[r] = nid_deps
+        elif isinstance(op, MeshOp):
+            pass
+        elif op.regions:
+            raise EmitError(f"the emitter does not know {op.name}, which has regions")
+        else:
+            d = self.deps(op.operands)
+            for r in op.results:
+                values[r] = d
+
+    # state keys: per layer of a stack
+    def state_key(self, op: StateOp) -> tuple:
+        if isinstance(op, ParamOp):
+            return (op.tensor_name.data, None, tuple(self.layers))
+        if isinstance(op, OptimizerStateOp):
+            return (op.tensor_name.data, op.param.data, tuple(self.layers))
+        if isinstance(op, InputOp):
+            return ("<input>", op.tensor_name.data, ())
+        return (op.name, op.tensor_name.data, tuple(self.layers))
+
+    def assign_key(self, op: AssignOp) -> tuple:
+        name, param = op.key
+        return (name, param, tuple(self.layers))
+
+    # -- structure -------------------------------------------------------------------------
+
+    def loop(self, op: LoopOp) -> None:
+        count = self.int(op.count_expr, f"the count of {op.name}")
+        body = op.body.block
+        n = len(op.carried)
+        carried = [_deps(self.get(v)) for v in op.carried]
+        scanned = [self.get(v) for v in op.scanned]
+        n_out = len(op.outputs) - n
+        stacks: list[list] = [[None] * count for _ in range(n_out)]
+        reverse = op.reverse is not None
+        is_repeat = isinstance(op, RepeatOp)
+        offset = self.int(op.offset_expr, "a repeat's offset") if is_repeat else 0
+        word = "L" if is_repeat else "mb"
+        depth = len(self.ctx_parts)
+        for i in range(count):
+            idx = count - 1 - i if reverse else i
+            for arg, value in zip(body.args[:n], carried):
+                self.values[arg] = value
+            for arg, value in zip(body.args[n:], scanned):
+                self.values[arg] = value.items[idx] if isinstance(value, Stacked) else value
+            if is_repeat:
+                self.layers.append(offset + idx)
+            self.ctx_parts.append(f"{word}{offset + idx}")
+            self.set_ctx()
+            ys = self.walk(body)
+            self.ctx_parts.pop()
+            if is_repeat:
+                self.layers.pop()
+            carried = [_deps(y) for y in ys[:n]]
+            for j, y in enumerate(ys[n:]):
+                stacks[j][idx] = y
+        del self.ctx_parts[depth:]
+        self.set_ctx()
+        for r, value in zip(op.outputs[:n], carried):
+            self.values[r] = value
+        for r, items in zip(op.outputs[n:], stacks):
+            self.values[r] = Stacked(items)
+
+    def run_phase(self, op: PhaseOp) -> None:
+        kind = str(op.kind.data)
+        saved = (self.phase, self.comm_only)
+        self.phase = kind
+        if kind == "optimizer":
+            self.comm_only = not self.options.optimizer
+            self.bucket_gradients(op)
+        ys = self.walk(op.body.block)
+        self.phase, self.comm_only = saved
+        for r, y in zip(op.outputs, ys):
+            self.values[r] = y
+
+    def call(self, op: func.CallOp) -> None:
+        name = op.callee.root_reference.data
+        callee = self.functions.get(name)
+        if callee is None:
+            raise EmitError(f"func.call of @{name}, which the module lacks")
+        count = self.call_counts.get(name, 0)
+        self.call_counts[name] = count + 1
+        saved_seq = self.seq
+        self.seq = count
+        for arg, v in zip(callee.body.block.args, op.arguments):
+            self.values[arg] = self.get(v)
+        self.ctx_parts.append(f"{name.rsplit('_', 1)[-1]}{count}")
+        self.set_ctx()
+        ys = self.walk(callee.body.block)
+        self.ctx_parts.pop()
+        self.set_ctx()
+        self.seq = saved_seq
+        for r, y in zip(op.results, ys):
+            self.values[r] = y
+
+    # -- compute ---------------------------------------------------------------------------
+
+    def fused(self, op: Operation, group: _Group) -> None:
+        if op is group.first:
+            d = self._group_deps(group)
+            if self.comm_only:
+                value = d
+            else:
+                def make() -> Static:
+                    num, size, micros = 0, 0, 0.0
+                    for m in group.members + group.absorbed:
+                        c = self.op_cost(m)
+                        num, size, micros = num + c.num_ops, size + c.tensor_size, micros + c.micros
+                    first = group.members[0]
+                    what = f"einsum.x{len(group.members)}"
+                    return _comp_static(self.label(first, what), _category(first), num, size, micros)
+
+                static = self.static(("group", id(group), self.phase), make)
+                value = (self.add_node(static, d),)
+            self.group_values[id(group)] = value
+        value = self.group_values[id(group)]
+        for r in op.results:
+            self.values[r] = value
+
+    def _group_deps(self, group: _Group) -> tuple:
+        """Deps of every member's operands, resolving views that come later in the
+        block (the plan checked that what they view is computed before the group)."""
+        seen: set[int] = set()
+        inside = {id(m) for m in group.members + group.absorbed}
+
+        def resolve(v: SSAValue) -> None:
+            owner = v.owner
+            if isinstance(owner, Operation) and id(owner) in inside:
+                return
+            if isinstance(owner, StateOp):
+                seen.update(self.state.get(self.state_key(owner), ()))
+                return
+            if v in self.values and not (isinstance(owner, _VIEWS) and self._later(owner, group)):
+                seen.update(_deps(self.values[v]))
+                return
+            if isinstance(owner, _VIEWS):
+                for o in owner.operands:
+                    resolve(o)
+                return
+            seen.update(_deps(self.get(v)))
+
+        for m in group.members:
+            for o in m.operands:
+                resolve(o)
+        return tuple(sorted(seen))
+
+    def _later(self, owner: Operation, group: _Group) -> bool:
+        block = owner.parent_block()
+        if block is None:
+            return False
+        _, pos = self.plans.get(id(block), ({}, {}))
+        return pos.get(id(owner), -1) > pos.get(id(group.first), -1)
+
+    def cross_entropy(self, op: CrossEntropyOp) -> None:
+        d = self.deps(op.operands)
+        if not self.comm_only:
+            for i, (kind, axes, nbytes) in enumerate(op.vocab_collectives()):
+                size = self.int(nbytes, "a vocab-parallel cross-entropy's all-reduce")
+                if self.space.group_size(axes) == 1:
+                    continue
+
+                def make(axes=axes, size=size, i=i) -> Static:
+                    micros = self.cost.collective_micros(kind, size, self.space.group_size(axes))
+                    return _coll_static(self.label(op, f"ce_allreduce{i}"), CommType.ALL_REDUCE, size, micros,
+                                        ("pg", tuple(axes), None))
+
+                static = self.static(("ce", id(op), i, self.phase), make)
+                d = (self.add_node(static, d, stream=("coll", frozenset(axes), None)),) + d
+            d = (self.add_node(self.compute_static(op), tuple(sorted(set(d)))),)
+        self.values[op.result] = d
+
+    # -- communication ---------------------------------------------------------------------
+
+    def collective(self, op: CollectiveOp) -> None:
+        d = self.deps(op.operands)
+        bucket = self.bucketed.get((id(op), tuple(self.layers)))
+        if bucket is not None:
+            self.values[op.result] = (bucket,)
+            return
+        axes = op.axis_names
+        among = op.coordinates if isinstance(op, AllReduceStagesOp) else None
+        if self.space.group_size(axes, among) == 1:
+            self.values[op.result] = d
+            return
+
+        def make() -> Static:
+            c = self.op_cost(op)
+            return _coll_static(self.label(op), _COLL_TYPE[type(op)], c.tensor_size, c.micros, ("pg", axes, among))
+
+        static = self.static(("op", id(op), self.phase), make)
+        nid = self.add_node(static, d, stream=("coll", frozenset(axes), among))
+        self.values[op.result] = (nid,)
+
+    def p2p(self, op: SendOp | RecvOp) -> None:
+        d = self.deps(op.operands)
+        role = "send" if isinstance(op, SendOp) else "recv"
+        axis, peer = op.axis.data, op.peer.value.data
+
+        def make() -> Static:
+            c = self.op_cost(op)
+            kind = NodeType.COMM_SEND_NODE if role == "send" else NodeType.COMM_RECV_NODE
+            attrs = encode_attr("comm_size", c.tensor_size)
+            return Static(kind, self.label(op), role, max(1, round(c.micros)), 0, c.tensor_size,
+                          (role, axis, peer), attrs)
+
+        static = self.static(("op", id(op), self.phase), make)
+        nid = self.add_node(static, d, stream=(role, axis, peer))
+        self.p.node_tag[nid] = op.tag.value.data + self.tag_base * self.seq
+        for r in op.results:
+            self.values[r] = (nid,)
+
+    def bucket_gradients(self, phase: PhaseOp) -> None:
+        """Pack the optimizer phase's gradient all-reduces into buckets (module doc)."""
+        self.bucketed = {}
+        if self.options.bucket_bytes <= 0:
+            return
+        found: list[tuple] = []  # (ready, order, op, layers, bytes, axes)
+        order = 0
+
+        def scan(block: Block) -> None:
+            nonlocal order
+            for op in block.ops:
+                if isinstance(op, AllReduceOp) and isinstance(op.input.owner, OptimizerStateOp) \
+                        and op.input.owner.tensor_name.data == "grad":
+                    key = ("grad", op.input.owner.param.data, tuple(self.layers))
+                    deps = self.state.get(key, ())
+                    size = self.op_cost(op).tensor_size
+                    if self.space.group_size(op.axis_names) > 1:
+                        found.append((max(deps, default=-1), order, op, tuple(self.layers), size, deps))
+                    order += 1
+                elif isinstance(op, RepeatOp):
+                    count = self.int(op.count_expr, "the count of stg.repeat")
+                    offset = self.int(op.offset_expr, "a repeat's offset")
+                    for i in range(count):
+                        self.layers.append(offset + i)
+                        scan(op.body.block)
+                        self.layers.pop()
+                elif isinstance(op, LoopOp):
+                    continue
+                else:
+                    for region in op.regions:
+                        for b in region.blocks:
+                            scan(b)
+
+        scan(phase.body.block)
+        found.sort(key=lambda f: (f[0], f[1]))
+        open_buckets: dict[tuple, list] = {}
+        buckets: list[list] = []
+        for entry in found:
+            axes = entry[2].axis_names
+            current = open_buckets.get(axes)
+            if current is None or (current[0] + entry[4] > self.options.bucket_bytes and current[1]):
+                current = open_buckets[axes] = [0, [], axes]
+                buckets.append(current)
+            current[0] += entry[4]
+            current[1].append(entry)
+        for index, (size, entries, axes) in enumerate(buckets):
+            deps = tuple(sorted({d for e in entries for d in e[5]}))
+            group = self.space.group_size(axes)
+
+            def make(size=size, axes=axes, group=group, n=len(entries)) -> Static:
+                micros = self.cost.collective_micros("all_reduce", size, group)
+                return _coll_static(f"opt.grad_bucket.{n}", CommType.ALL_REDUCE, size, micros, ("pg", axes, None))
+
+            static = self.static(("bucket", index, size, axes), make)
+            nid = self.add_node(static, deps, stream=("coll", frozenset(axes), None), issue=False)
+            for e in entries:
+                self.bucketed[(id(e[2]), e[3])] = nid
+
+
+def _category(op: Operation) -> str:
+    from stagec.passes.analysis.accounting import category
+
+    if isinstance(op, VjpOp):
+        inner = [o for o in op.forward_ops if isinstance(o, CostInterface)]
+        if any(isinstance(o, AttentionOp) for o in inner):
+            return "attention"
+        return category(inner[0]) if inner else "other"
+    if isinstance(op, EinsumOp) and _is_batched(op.equation.data):
+        return "grouped_gemm"
+    return category(op)
+
+
+def _comp_static(label: str, category: str, num_ops: int, size: int, micros: float) -> Static:
+    attrs = encode_attr("num_ops", int(num_ops)) + encode_attr("tensor_size", int(size))
+    return Static(NodeType.COMP_NODE, label, category, max(1, round(micros)), int(num_ops), int(size), None, attrs)
+
+
+def _coll_static(label: str, comm_type: CommType, size: int, micros: float, patch: tuple) -> Static:
+    attrs = encode_attr("comm_type", int(comm_type)) + encode_attr("comm_size", int(size))
+    return Static(NodeType.COMM_COLL_NODE, label, COMM_KIND_NAMES[comm_type], max(1, round(micros)), 0, int(size),
+                  patch, attrs)
+
+
+# -- rank classes ---------------------------------------------------------------------------
+
+
+def _mesh(module: ModuleOp) -> MeshOp | None:
+    return next((op for op in module.ops if isinstance(op, MeshOp)), None)
+
+
+def rank_space(module: ModuleOp, env: Mapping[str, int]) -> RankSpace:
+    mesh = _mesh(module)
+    if mesh is None:
+        return RankSpace.of((), ())
+    sizes = []
+    for axis, size in mesh.axis_sizes.items():
+        try:
+            sizes.append(env[axis] if axis in env else size.evaluate(env))
+        except SymbolicError as error:
+            raise EmitError(f"mesh axis '{axis}' has no size ({size}): {error}; bind it") from None
+    return RankSpace.of(mesh.axis_names, sizes)
+
+
+def _classes(module: ModuleOp, space: RankSpace, function: str | None) -> list[tuple[func.FuncOp, list[int]]]:
+    funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    if function is not None:
+        chosen = [f for f in funcs if f.sym_name.data == function]
+        if not chosen:
+            raise EmitError(f"no function @{function} in the module")
+        return [(chosen[0], list(range(space.world)))]
+    staged = [f for f in funcs if isinstance(f.attributes.get("stg.stage"), DictionaryAttr)]
+    if staged:
+        out = []
+        covered: set[int] = set()
+        for f in staged:
+            fixed = {k: v.value.data for k, v in f.attributes["stg.stage"].data.items() if isinstance(v, IntegerAttr)}
+            ranks = space.ranks_where(fixed)
+            out.append((f, ranks))
+            covered.update(ranks)
+        if len(covered) != space.world:
+            raise EmitError(f"the stage functions cover {len(covered)} of the mesh's {space.world} ranks")
+        return out
+    by_name = {f.sym_name.data: f for f in funcs}
+    for preferred in ("train_step", "forward"):
+        if preferred in by_name:
+            return [(by_name[preferred], list(range(space.world)))]
+    if len(funcs) == 1:
+        return [(funcs[0], list(range(space.world)))]
+    raise EmitError("the module has no @train_step, stage functions or single function to emit")
+
+
+def _tag_base(module: ModuleOp) -> int:
+    tags = [op.tag.value.data for op in module.walk() if isinstance(op, (SendOp, RecvOp))]
+    return max(tags, default=-1) + 1
+
+
+def module_env(module: ModuleOp, bindings: Mapping[str, int] | None) -> dict[str, int]:
+    from stagec.passes.analysis.accounting import module_bindings
+
+    try:
+        return module_bindings(module, bindings)
+    except Exception as error:  # noqa: BLE001 - AccountingError: a mesh size that does not evaluate
+        raise EmitError(str(error)) from None
+
+
+def build_programs(module: ModuleOp, bindings: Mapping[str, int] | None = None, *, cost=None,
+                   options: EmitOptions = EmitOptions(), function: str | None = None) -> tuple[list[Program], RankSpace]:
+    """Expand every rank class of `module` into its node stream (module doc)."""
+    if cost is None:
+        from stagec.runtime.cost import CostModel
+
+        cost = CostModel("h100-sxm")
+    if options.iterations < 1:
+        raise EmitError(f"iterations must be at least 1, not {options.iterations}")
+    env = module_env(module, bindings)
+    space = rank_space(module, env)
+    if space.world == 0:
+        space = RankSpace.of((), ())
+    tag_base = _tag_base(module)
+    programs = []
+    for fn, ranks in _classes(module, space, function):
+        program = Program(fn.sym_name.data, ranks)
+        expander = _Expander(module, env, cost, options, space, program, tag_base)
+        for iteration in range(options.iterations):
+            expander.run_function(fn, iteration)
+        programs.append(program)
+    return programs, space
+
+
+# -- encoding and writing -------------------------------------------------------------------
+
+
+@dataclass
+class _Encoded:
+    """A class's trace as bytes runs and per-rank patch points."""
+
+    ranks: list[int]
+    pieces: list  # bytes, or (body bytes, patch index)
+    patches: list[tuple]  # the distinct patch keys
+
+
+def encode_program(program: Program) -> _Encoded:
+    statics = program.statics
+    contexts = program.contexts
+    names = [s.label.encode() for s in statics]
+    ctx_bytes = [("@" + c).encode() if c else b"" for c in contexts]
+    patch_index: dict[tuple, int] = {}
+    patches: list[tuple] = []
+    pieces: list = []
+    run = bytearray(frame(encode_metadata()))
+    tags = program.node_tag
+    for nid, (s, data, ctrl, ctx) in enumerate(
+        zip(program.node_static, program.node_data, program.node_ctrl, program.node_ctx)
+    ):
+        st = statics[s]
+        name = (names[s] + ctx_bytes[ctx]).decode()
+        body = encode_node_head(nid, name, st.type, data, ctrl, st.duration) + st.attrs
+        tag = tags.get(nid)
+        if tag is not None:
+            body += encode_attr("comm_tag", tag)
+        if st.patch is None:
+            run += frame(body)
+            continue
+        if run:
+            pieces.append(bytes(run))
+            run = bytearray()
+        index = patch_index.get(st.patch)
+        if index is None:
+            index = patch_index[st.patch] = len(patches)
+            patches.append(st.patch)
+        pieces.append((body, index))
+    if run:
+        pieces.append(bytes(run))
+    return _Encoded(program.ranks, pieces, patches)
+
+
+def _patch_bytes(space: RankSpace, rank: int, patch: tuple) -> bytes:
+    kind = patch[0]
+    if kind == "pg":
+        _, axes, among = patch
+        return encode_attr("pg_name", str(space.group_id(rank, axes, among)))
+    _, axis, peer = patch
+    other = space.peer(rank, axis, peer)
+    if kind == "send":
+        return encode_attr("comm_src", rank) + encode_attr("comm_dst", other)
+    return encode_attr("comm_src", other) + encode_attr("comm_dst", rank)
+
+
+def rank_bytes(encoded: _Encoded, table: Sequence[bytes]) -> bytes:
+    parts: list[bytes] = []
+    append = parts.append
+    for piece in encoded.pieces:
+        if piece.__class__ is bytes:
+            append(piece)
+        else:
+            body, index = piece
+            extra = table[index]
+            append(encode_varint(len(body) + len(extra)))
+            append(body)
+            append(extra)
+    return b"".join(parts)
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Write `data` under `path` whole or not at all (temporary file + rename)."""
+    temporary = f"{os.path.join(os.path.dirname(path), '.' + os.path.basename(path))}.tmp-{os.getpid()}"
+    try:
+        with open(temporary, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+# Worker state, inherited by forked writer processes.
+_JOB: dict = {}
+
+
+def _write_ranks(ranks: Sequence[int]) -> int:
+    encoded_by_rank, space, out_dir, prefix = _JOB["lookup"], _JOB["space"], _JOB["dir"], _JOB["prefix"]
+    cache: dict[tuple, bytes] = {}
+    for rank in ranks:
+        encoded = encoded_by_rank[rank]
+        table = tuple(_patch_bytes(space, rank, p) for p in encoded.patches)
+        key = (id(encoded), table)
+        data = cache.get(key)
+        if data is None:
+            data = rank_bytes(encoded, table)
+            cache.clear()
+            cache[key] = data
+        write_atomic(os.path.join(out_dir, f"{prefix}.{rank}.et"), data)
+    return len(ranks)
+
+
+@dataclass
+class EmitReport:
+    directory: str
+    prefix: str
+    world: int
+    programs: list[Program]
+    groups: dict[int, list[int]]
+    files: int = 0
+
+    def nodes_per_rank(self) -> dict[str, int]:
+        return {p.name: len(p) for p in self.programs}
+
+
+def emit_traces(module: ModuleOp, out_dir: str, bindings: Mapping[str, int] | None = None, *, cost=None,
+                options: EmitOptions = EmitOptions(), progress: Callable[[int, int], None] | None = None,
+                programs: tuple[list[Program], RankSpace] | None = None) -> EmitReport:
+    """Write `<prefix>.<rank>.et` for every rank and `comm_group.json` into `out_dir`."""
+    if programs is None:
+        programs = build_programs(module, bindings, cost=cost, options=options)
+    progs, space = programs
+    os.makedirs(out_dir, exist_ok=True)
+    encoded = [encode_program(p) for p in progs]
+    lookup: dict[int, _Encoded] = {}
+    for enc in encoded:
+        for rank in enc.ranks:
+            lookup[rank] = enc
+            for patch in enc.patches:  # number every group before the writers fork
+                if patch[0] == "pg":
+                    space.group_id(rank, patch[1], patch[2])
+    world = max(space.world, 1)
+    _JOB.update(lookup=lookup, space=space, dir=out_dir, prefix=options.prefix)
+    chunks = [list(range(i, min(i + 64, world))) for i in range(0, world, 64)]
+    done = 0
+    workers = options.workers or min(8, os.cpu_count() or 1)
+    try:
+        if workers > 1 and world >= 256:
+            import multiprocessing
+
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                for n in pool.imap_unordered(_write_ranks, chunks):
+                    done += n
+                    if progress:
+                        progress(done, world)
+        else:
+            for chunk in chunks:
+                done += _write_ranks(chunk)
+                if progress:
+                    progress(done, world)
+    finally:
+        _JOB.clear()
+    from stagec.runtime.chakra.wire import write_comm_groups
+
+    groups = space.groups()
+    write_comm_groups(os.path.join(out_dir, "comm_group.json"), groups)
+    return EmitReport(out_dir, options.prefix, world, progs, groups, done)

@@ -461,6 +461,9 @@ class DecodedNode:
 class DecodedMetadata:
     version: str = ""
     attrs: list[DecodedAttr] = field(default_factory=list)
+    # Tags ((number << 3) | wire type) of fields GlobalMetadata does not have: a Node
+    # written as record 0 shows here (its id, 0x08), where readers silently drop it.
+    unknown_tags: list[int] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -738,6 +741,7 @@ def decode_metadata(buf: bytes, pos: int = 0, end: int | None = None) -> Decoded
             meta.attrs.append(decode_attr(buf, pos, pos + n))
             pos += n
         else:
+            meta.unknown_tags.append(tag)
             pos = _skip(buf, pos, tag & 7, at)
     if pos != end:
         raise WireError("metadata ends inside a field", end)

@@ -1,0 +1,714 @@
+"""Checks of a Chakra trace directory: what ASTRA-sim would crash on, and what it would
+silently get wrong while exiting 0 (../shared/CHAKRA.md, docs/chakra.md).
+
+    report = check_trace("out/")            # every <prefix>.<rank>.et and comm_group.json
+    assert report.ok, "\\n".join(report.defects)
+
+Two phases, so that 32K ranks check in minutes in well under 1 GB:
+1. per file (a process pool over files): decode every record, check framing, node ids,
+   dependencies (present, acyclic), node types, attribute types and the attributes each
+   node kind needs, communicator groups; reduce the file to a compact `FileSummary`:
+   counts, its sends and recvs, and a digest of its collective sequence per group;
+2. across ranks, on the summaries only: rank numbering, send/recv pairing, identical
+   collective sequences in each group. Only where sequences differ are the files of the
+   ranks concerned read again, to say where they differ.
+
+Every defect is one line `FILE: node ID 'NAME': what is wrong, what would be right`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import struct
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from stagec.runtime.chakra.schema import (
+    FLOAT_ATTR_FIELDS,
+    INTEGER_ATTR_FIELDS,
+    UNSUPPORTED_COMM_TYPES,
+    AttrField,
+    CommType,
+    NodeType,
+)
+from stagec.runtime.chakra.wire import DecodedAttr, DecodedNode, WireError, decode_metadata, decode_node, iter_records
+
+COMM_GROUP_FILE = "comm_group.json"
+ALL_RANKS_GROUP = "0"  # pg_name "" or "0": every rank
+
+_TRACE_NAME = re.compile(r"^(?P<prefix>.+)\.(?P<rank>\d+)\.et$")
+
+# Attributes ASTRA-sim reads as integers (any integer kind or bool converts; a float crashes it).
+INTEGER_ATTRS = frozenset(
+    {"is_cpu_op", "num_ops", "tensor_size", "comm_type", "comm_size", "comm_priority", "comm_src", "comm_dst", "comm_tag"}
+)
+REQUIRED_ATTRS = {
+    NodeType.COMM_COLL_NODE: ("comm_type", "comm_size"),
+    NodeType.COMM_SEND_NODE: ("comm_dst", "comm_tag", "comm_size"),
+    NodeType.COMM_RECV_NODE: ("comm_src", "comm_tag", "comm_size"),
+}
+_COMM_NODES = frozenset({NodeType.COMM_COLL_NODE, NodeType.COMM_SEND_NODE, NodeType.COMM_RECV_NODE})
+_NODE_TYPE_NAMES = {int(t): t.name for t in NodeType}
+_COMM_TYPE_NAMES = {int(t): t.name for t in CommType}
+_KIND_NAMES = {int(f): f.name.lower() for f in AttrField}
+_SIMULATED = ", ".join(t.name for t in CommType if t not in UNSUPPORTED_COMM_TYPES)
+
+_SEQ_ITEM = struct.Struct("<iq")  # (comm_type, comm_size) in a collective-sequence digest
+
+
+class TraceDirError(ValueError):
+    """The directory cannot be checked at all (missing, no trace files, ambiguous
+    prefix): a usage error, not a defect of a trace."""
+
+
+# -- results ---------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class FileSummary:
+    """What phase 2 needs of one rank's file, and its counts."""
+
+    file: str
+    rank: int
+    defects: list[str] = field(default_factory=list)
+    complete: bool = True  # every record was framed correctly (else cross-rank checks skip it)
+    counts: tuple = ()  # canonical ((key, value), ...) for the report, see _stats_items
+    sends: list[tuple[int, int, int, int, int, str]] = field(default_factory=list)  # (src, dst, tag, size, id, name)
+    recvs: list[tuple[int, int, int, int, int, str]] = field(default_factory=list)
+    collectives: dict[str, tuple[int, bytes]] = field(default_factory=dict)  # group -> (count, digest)
+
+
+@dataclass
+class CheckReport:
+    """The outcome of check_trace: `defects` (empty when the trace is fine) and per-rank
+    counts, `ranks[r]` = {"nodes": N, "COMP_NODE": N, ..., "ALL_GATHER": {"count": C,
+    "bytes": B}, ..., "SEND": {...}, "RECV": {...}}; a key appears when its count is
+    not zero."""
+
+    directory: str
+    prefix: str
+    ranks: dict[int, dict] = field(default_factory=dict)
+    defects: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.defects
+
+    def to_json(self) -> dict:
+        return {"ranks": {str(r): self.ranks[r] for r in sorted(self.ranks)}}
+
+
+# -- discovery -------------------------------------------------------------------------------
+
+
+def find_trace_files(directory: str, prefix: str | None = None) -> tuple[str, dict[int, list[str]]]:
+    """(prefix, rank -> file names) of `<prefix>.<rank>.et` in `directory`; the prefix is
+    detected when only one is there. Several names of one rank (`t.1.et`, `t.01.et`) are
+    kept, for the rank check to report."""
+    if not os.path.isdir(directory):
+        raise TraceDirError(f"'{directory}' is not a directory")
+    by_prefix: dict[str, dict[int, list[str]]] = {}
+    for name in os.listdir(directory):
+        match = _TRACE_NAME.match(name)
+        if match and os.path.isfile(os.path.join(directory, name)):
+            by_prefix.setdefault(match["prefix"], {}).setdefault(int(match["rank"]), []).append(name)
+    if prefix is None:
+        if not by_prefix:
+            raise TraceDirError(f"no trace files <prefix>.<rank>.et in '{directory}'")
+        if len(by_prefix) > 1:
+            raise TraceDirError(
+                f"traces of several prefixes in '{directory}' ({', '.join(sorted(by_prefix))}): choose one with --prefix"
+            )
+        prefix = next(iter(by_prefix))
+    elif prefix not in by_prefix:
+        found = f" (found: {', '.join(sorted(by_prefix))})" if by_prefix else ""
+        raise TraceDirError(f"no trace files {prefix}.<rank>.et in '{directory}'{found}")
+    files = by_prefix[prefix]
+    for names in files.values():
+        names.sort()
+    return prefix, files
+
+
+def _check_ranks(prefix: str, files: Mapping[int, list[str]]) -> list[str]:
+    defects = []
+    for rank in sorted(files):
+        if len(files[rank]) > 1:
+            defects.append(
+                f"{', '.join(files[rank])}: several files of rank {rank}; keep one, named {prefix}.{rank}.et"
+            )
+        elif files[rank][0] != f"{prefix}.{rank}.et":
+            defects.append(f"{files[rank][0]}: rank {rank} is written with leading zeros; name it {prefix}.{rank}.et")
+    count = max(files) + 1
+    missing = [r for r in range(count) if r not in files]
+    if missing:
+        shown = ", ".join(f"{prefix}.{r}.et" for r in missing[:20]) + (f" and {len(missing) - 20} more" if len(missing) > 20 else "")
+        defects.append(
+            f"{prefix}.*.et: ranks are not 0..{count - 1} contiguous: missing {shown}; "
+            "ASTRA-sim takes one file per rank 0..N-1"
+        )
+    return defects
+
+
+def load_comm_groups(path: str, ranks: int) -> tuple[dict[str, frozenset[int]] | None, list[str]]:
+    """(group name -> members, defects) of a comm_group.json; (None, []) when absent."""
+    name = os.path.basename(path)
+    if not os.path.exists(path):
+        return None, []
+    try:
+        with open(path, encoding="utf-8") as stream:
+            doc = json.load(stream)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        return {}, [f"{name}: not readable as JSON ({error}); it must be an object like {{\"1\": [0, 1]}}"]
+    if not isinstance(doc, dict):
+        return {}, [f"{name}: a JSON {type(doc).__name__}; it must be an object of groups like {{\"1\": [0, 1]}}"]
+    groups: dict[str, frozenset[int]] = {}
+    defects = []
+    for key, members in doc.items():
+        if not (key.isdigit() and key == str(int(key)) and int(key) > 0):
+            defects.append(f"{name}: group key '{key}' is not an integer > 0 written as a string (e.g. \"1\"); "
+                           "group 0 (all ranks) is implicit")
+            continue
+        if not isinstance(members, list) or not all(isinstance(m, int) and not isinstance(m, bool) for m in members):
+            defects.append(f"{name}: group '{key}' is {json.dumps(members)[:80]}; it must be a list of rank numbers")
+            continue
+        bad = sorted({m for m in members if not 0 <= m < ranks})
+        if bad:
+            defects.append(f"{name}: group '{key}' names ranks {bad} outside 0..{ranks - 1}")
+        repeated = sorted(m for m, c in Counter(members).items() if c > 1)
+        if repeated:
+            defects.append(f"{name}: group '{key}' lists ranks {repeated} more than once")
+        if not members:
+            defects.append(f"{name}: group '{key}' is empty")
+        groups[key] = frozenset(members)
+    return groups, defects
+
+
+# -- phase 1: one file ------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Context:
+    """What a worker needs besides its file: the rank count and communicator groups."""
+
+    ranks: int
+    groups: dict[str, frozenset[int]] | None  # None: no comm_group.json
+
+
+def _kind(a: DecodedAttr) -> str:
+    return f"{_KIND_NAMES.get(a.field, 'no value')} (field {a.field})"
+
+
+def _label(file: str, node: DecodedNode) -> str:
+    return f"{file}: node {node.id} '{node.name}'"
+
+
+def _node_type_name(t: int) -> str:
+    return _NODE_TYPE_NAMES.get(t, f"type {t}")
+
+
+def _int_value(a: DecodedAttr) -> int:
+    return int(a.value)  # bool and every integer kind
+
+
+def check_file(directory: str, file: str, rank: int, context: _Context) -> FileSummary:
+    """Phase 1 on one rank's file."""
+    summary = FileSummary(file, rank)
+    defects = summary.defects
+    path = os.path.join(directory, file)
+    try:
+        with open(path, "rb") as stream:
+            buf = stream.read()
+    except OSError as error:
+        defects.append(f"{file}: cannot read it ({error.strerror})")
+        summary.complete = False
+        return summary
+
+    nodes: list[DecodedNode] = []
+    records = iter_records(buf)
+    index = 0
+    try:
+        for record in records:
+            try:
+                if index == 0:
+                    meta = decode_metadata(buf, record.start, record.end)
+                    if meta.unknown_tags or not meta.version:
+                        defects.append(
+                            f"{file}: record 0 (byte 0) is not a GlobalMetadata (fields {sorted(set(t >> 3 for t in meta.unknown_tags))} "
+                            f"{'and ' if meta.unknown_tags else ''}{'no' if not meta.version else 'a'} version): "
+                            "readers take record 0 as metadata and drop it; write GlobalMetadata{version: \"0.0.4\"} first"
+                        )
+                else:
+                    nodes.append(decode_node(buf, record.start, record.end))
+            except WireError as error:
+                defects.append(f"{file}: record {index} (byte {record.offset}): {error.reason}; it must be a well-formed "
+                               f"{'GlobalMetadata' if index == 0 else 'Node'} message")
+            except IndexError:
+                defects.append(f"{file}: record {index} (byte {record.offset}): a field runs past the end of the file")
+            index += 1
+    except WireError as error:
+        defects.append(f"{file}: record {index} (byte {error.offset}): {error.reason}; records are a varint32 length > 0 "
+                       "and that many bytes; nothing after this point was checked")
+        summary.complete = False
+    if index == 0:
+        defects.append(f"{file}: empty file; a trace starts with a GlobalMetadata record")
+    del buf
+
+    _check_nodes(file, rank, nodes, context, summary)
+    return summary
+
+
+def _check_nodes(file: str, rank: int, nodes: list[DecodedNode], context: _Context, summary: FileSummary) -> None:
+    defects = summary.defects
+    ranks = context.ranks
+    groups = context.groups
+    by_id: dict[int, DecodedNode] = {}
+    type_counts = Counter()
+    coll_counts: Counter = Counter()
+    coll_bytes: Counter = Counter()
+    p2p = {"SEND": [0, 0], "RECV": [0, 0]}
+    collectives: list[tuple[int, str, int, int]] = []  # (id, group, comm_type, comm_size)
+
+    for node in nodes:
+        nid = node.id
+        ntype = node.type
+        type_counts[ntype] += 1
+        if nid in by_id:
+            other = by_id[nid]
+            defects.append(f"{_label(file, node)}: duplicate node id {nid} (node '{other.name}' has it too); "
+                           "ids must be unique in a file (ASTRA-sim silently keeps one)")
+        else:
+            by_id[nid] = node
+        if ntype == NodeType.METADATA_NODE:
+            defects.append(f"{_label(file, node)}: METADATA_NODE; ASTRA-sim aborts on it: never emit one")
+            continue
+        if ntype == NodeType.INVALID_NODE or ntype not in _NODE_TYPE_NAMES:
+            defects.append(f"{_label(file, node)}: {'INVALID_NODE (type 0)' if ntype == 0 else f'unknown node type {ntype}'}; "
+                           "a node is a COMP, COMM_COLL, COMM_SEND, COMM_RECV, MEM_LOAD or MEM_STORE node")
+            continue
+
+        # Attributes by name, first match wins (as ASTRA-sim looks them up).
+        attrs: dict[str, DecodedAttr] = {}
+        for a in node.attrs:
+            if a.name not in attrs:
+                attrs[a.name] = a
+        bad = False
+        for name, a in attrs.items():
+            if name in INTEGER_ATTRS:
+                if a.field not in INTEGER_ATTR_FIELDS:
+                    bad = True
+                    why = "crashes on a float there" if a.field in FLOAT_ATTR_FIELDS else "reads only an integer there"
+                    defects.append(f"{_label(file, node)}: attribute '{name}' is {_kind(a)} = {a.value!r}; ASTRA-sim {why}: "
+                                   "write an int64 (field 9)")
+            elif name == "pg_name":
+                if a.field != AttrField.STRING:
+                    bad = True
+                    defects.append(f"{_label(file, node)}: attribute 'pg_name' is {_kind(a)} = {a.value!r}; ASTRA-sim "
+                                   "reads only a string (else it silently uses the wrong group): write "
+                                   f"\"{a.value}\" as a string (field 29)")
+            elif name == "involved_dim":
+                if a.field != AttrField.BOOL_LIST:
+                    bad = True
+                    defects.append(f"{_label(file, node)}: attribute 'involved_dim' is {_kind(a)}; it must be a bool "
+                                   "list (field 28)")
+        is_cpu = attrs.get("is_cpu_op")
+        if ntype in _COMM_NODES:
+            if is_cpu is not None and is_cpu.field in INTEGER_ATTR_FIELDS and is_cpu.value:
+                defects.append(f"{_label(file, node)}: is_cpu_op is true on a {_NODE_TYPE_NAMES[ntype]}; ASTRA-sim aborts: "
+                               "set it false or leave it out")
+            missing = [n for n in REQUIRED_ATTRS[ntype] if n not in attrs]
+            if missing:
+                defects.append(f"{_label(file, node)}: {_NODE_TYPE_NAMES[ntype]} without {', '.join(repr(m) for m in missing)}; "
+                               f"it needs {', '.join(REQUIRED_ATTRS[ntype])} (integers)")
+                continue
+            if bad:
+                continue
+            size = _int_value(attrs["comm_size"])
+            if size < 0:
+                defects.append(f"{_label(file, node)}: comm_size {size} is negative; it is a size in bytes")
+                continue
+            if ntype == NodeType.COMM_COLL_NODE:
+                comm_type = _int_value(attrs["comm_type"])
+                if comm_type not in _COMM_TYPE_NAMES:
+                    defects.append(f"{_label(file, node)}: comm_type {comm_type} is not a CollectiveCommType; "
+                                   f"use one ASTRA-sim simulates: {_SIMULATED}")
+                    continue
+                if comm_type in UNSUPPORTED_COMM_TYPES:
+                    defects.append(f"{_label(file, node)}: comm_type {_COMM_TYPE_NAMES[comm_type]} ({comm_type}); "
+                                   f"ASTRA-sim aborts on it: use one it simulates ({_SIMULATED})")
+                    continue
+                pg = attrs.get("pg_name")
+                group = ALL_RANKS_GROUP if pg is None or pg.value in ("", ALL_RANKS_GROUP) else pg.value
+                if group != ALL_RANKS_GROUP:
+                    if groups is None:
+                        defects.append(f"{_label(file, node)}: pg_name '{group}' but there is no {COMM_GROUP_FILE}; "
+                                       f"write {COMM_GROUP_FILE} with group '{group}', or use \"\" for all ranks")
+                        continue
+                    if group not in groups:
+                        known = ", ".join(sorted(groups, key=lambda k: (len(k), k))[:10]) or "none"
+                        defects.append(f"{_label(file, node)}: pg_name '{group}' is not a group of {COMM_GROUP_FILE} "
+                                       f"(groups: {known}); use one of them, or \"\" for all ranks")
+                        continue
+                    if rank not in groups[group]:
+                        defects.append(f"{_label(file, node)}: rank {rank} is not a member of group '{group}' "
+                                       f"{sorted(groups[group])[:16]} ({COMM_GROUP_FILE}); a rank joins only its own groups' "
+                                       "collectives")
+                        continue
+                coll_counts[comm_type] += 1
+                coll_bytes[comm_type] += size
+                collectives.append((node.id, group, comm_type, size))
+            else:
+                tag = _int_value(attrs["comm_tag"])
+                if ntype == NodeType.COMM_SEND_NODE:
+                    peer = _int_value(attrs["comm_dst"])
+                    src = attrs.get("comm_src")
+                    if src is not None and _int_value(src) != rank:
+                        defects.append(f"{_label(file, node)}: comm_src {_int_value(src)} on a send of rank {rank}; "
+                                       f"it must be the sender's own rank {rank}, or left out")
+                        continue
+                    peer_name = "comm_dst"
+                else:
+                    peer = _int_value(attrs["comm_src"])
+                    peer_name = "comm_src"
+                if tag < 0:
+                    defects.append(f"{_label(file, node)}: comm_tag {tag} is negative; tags must be >= 0")
+                    continue
+                if not 0 <= peer < ranks or peer == rank:
+                    defects.append(f"{_label(file, node)}: {peer_name} {peer} is not another rank (ranks 0..{ranks - 1}, "
+                                   f"this is rank {rank})")
+                    continue
+                if ntype == NodeType.COMM_SEND_NODE:
+                    p2p["SEND"][0] += 1
+                    p2p["SEND"][1] += size
+                    summary.sends.append((rank, peer, tag, size, node.id, node.name))
+                else:
+                    p2p["RECV"][0] += 1
+                    p2p["RECV"][1] += size
+                    summary.recvs.append((peer, rank, tag, size, node.id, node.name))
+
+    _check_deps(file, nodes, by_id, defects)
+
+    # Collective sequences, in issue order (smallest id first), one digest per group.
+    collectives.sort()
+    digests: dict[str, list] = {}
+    for _, group, comm_type, size in collectives:
+        entry = digests.get(group)
+        if entry is None:
+            entry = digests[group] = [0, hashlib.blake2b(digest_size=16)]
+        entry[0] += 1
+        entry[1].update(_SEQ_ITEM.pack(comm_type, size))
+    summary.collectives = {g: (n, h.digest()) for g, (n, h) in digests.items()}
+    summary.counts = _stats_items(len(nodes), type_counts, coll_counts, coll_bytes, p2p)
+
+
+def _stats_items(total: int, types: Counter, colls: Counter, coll_bytes: Counter, p2p: dict) -> tuple:
+    items: list = [("nodes", total)]
+    items += [(_NODE_TYPE_NAMES.get(t, f"type {t}"), types[t]) for t in sorted(types)]
+    items += [(_COMM_TYPE_NAMES[t], (colls[t], coll_bytes[t])) for t in sorted(colls)]
+    items += [(k, tuple(v)) for k, v in p2p.items() if v[0]]
+    return tuple(items)
+
+
+def _stats_dict(items: tuple) -> dict:
+    return {k: ({"count": v[0], "bytes": v[1]} if isinstance(v, tuple) else v) for k, v in items}
+
+
+def _check_deps(file: str, nodes: list[DecodedNode], by_id: dict[int, DecodedNode], defects: list[str]) -> None:
+    """Dependencies name nodes of this file and form no cycle (Kahn's algorithm, then
+    an iterative search for each cycle among the nodes it could not order)."""
+    succs: dict[int, list[int]] = {}
+    indegree: dict[int, int] = dict.fromkeys(by_id, 0)
+    for node in nodes:
+        if by_id.get(node.id) is not node:
+            continue  # a duplicate id: reported already
+        for kind, deps in (("data_deps", node.data_deps), ("ctrl_deps", node.ctrl_deps)):
+            for dep in deps:
+                if dep not in by_id:
+                    defects.append(f"{_label(file, node)}: {kind} names node {dep}, which is not in this file; "
+                                   "dependencies must name nodes of the same file")
+                    continue
+                succs.setdefault(dep, []).append(node.id)
+                indegree[node.id] += 1
+    ready = [i for i, d in indegree.items() if d == 0]
+    ordered = 0
+    while ready:
+        i = ready.pop()
+        ordered += 1
+        for s in succs.get(i, ()):
+            indegree[s] -= 1
+            if indegree[s] == 0:
+                ready.append(s)
+    if ordered == len(indegree):
+        return
+    stuck = {i for i, d in indegree.items() if d > 0}
+    for cycle in _cycles(stuck, succs):
+        head = by_id[cycle[0]]
+        shown = cycle[:12]
+        path = " -> ".join(str(i) for i in shown) + (f" -> ... ({len(cycle)} nodes)" if len(cycle) > 12 else f" -> {cycle[0]}")
+        defects.append(f"{_label(file, head)}: dependency cycle {path}; the graph must be acyclic "
+                       "(ASTRA-sim never issues these nodes and still exits 0)")
+
+
+def _cycles(stuck: set[int], succs: dict[int, list[int]]) -> Iterable[list[int]]:
+    """The strongly connected components with a cycle among `stuck` (iterative Tarjan),
+    each as one cycle's nodes in order, smallest id first."""
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    on_stack: set[int] = set()
+    stack: list[int] = []
+    components: list[list[int]] = []
+    counter = 0
+    for root in sorted(stuck):
+        if root in index:
+            continue
+        work = [(root, 0)]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, i = work[-1]
+            edges = [s for s in succs.get(v, ()) if s in stuck]
+            if i < len(edges):
+                work[-1] = (v, i + 1)
+                w = edges[i]
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, 0))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[v])
+            if low[v] == index[v]:
+                component = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    component.append(w)
+                    if w == v:
+                        break
+                if len(component) > 1 or v in succs.get(v, ()):
+                    components.append(component)
+    for component in sorted(components, key=min):
+        yield _cycle_in(set(component), min(component), succs)
+
+
+def _cycle_in(component: set[int], start: int, succs: dict[int, list[int]]) -> list[int]:
+    """A cycle through `start` inside a strongly connected component (breadth-first
+    back to start, so the cycle shown is a shortest one)."""
+    parent: dict[int, int] = {}
+    frontier = [start]
+    while frontier:
+        following = []
+        for v in frontier:
+            for w in succs.get(v, ()):
+                if w not in component:
+                    continue
+                if w == start:
+                    path = [v]
+                    while path[-1] != start:
+                        path.append(parent[path[-1]])
+                    return path[::-1]
+                if w not in parent:
+                    parent[w] = v
+                    following.append(w)
+        frontier = following
+    return [start]  # unreachable for a real component
+
+
+# -- phase 2: across ranks ---------------------------------------------------------------------
+
+
+class _PointToPoint:
+    """Pairs sends with recvs on (src, dst, tag, size), as many of each, rank by rank as
+    summaries arrive: a matched pair is forgotten at once, so what is kept is only what
+    is still open (the in-flight pairs between ranks not yet seen)."""
+
+    def __init__(self) -> None:
+        self.open: dict[tuple[int, int, int, int], list] = {}  # key -> [net count, a send, a recv]
+
+    def add(self, summary: FileSummary) -> None:
+        open_ = self.open
+        for side, items in ((1, summary.sends), (-1, summary.recvs)):
+            slot = 1 if side == 1 else 2
+            for src, dst, tag, size, nid, name in items:
+                key = (src, dst, tag, size)
+                entry = open_.get(key)
+                if entry is None:
+                    entry = open_[key] = [0, None, None]
+                entry[0] += side
+                if entry[slot] is None:
+                    entry[slot] = (nid, name)
+                if entry[0] == 0:
+                    del open_[key]
+
+    def defects(self, prefix: str, incomplete: set[int]) -> list[str]:
+        """The unmatched ones; pairs with a rank whose file could not be read whole are
+        not judged."""
+        open_ = {k: e for k, e in self.open.items() if k[0] not in incomplete and k[1] not in incomplete}
+        by_pair: dict[tuple[int, int, int], list] = {}
+        for key, entry in open_.items():
+            by_pair.setdefault(key[:3], []).append((key[3], entry[0]))
+        out = []
+        for (src, dst, tag, size), (net, send, recv) in sorted(open_.items()):
+            others = [s for s, n in by_pair[(src, dst, tag)] if s != size and (n < 0) != (net < 0)]
+            hint = f" (there is one of {others[0]} bytes: sizes must match)" if others else ""
+            if net > 0:
+                nid, name = send
+                out.append(f"{prefix}.{src}.et: node {nid} '{name}': send to rank {dst} (tag {tag}, {size} bytes) has "
+                           f"{'no' if net == 1 else f'{net} too few'} matching recv in {prefix}.{dst}.et{hint}; write a "
+                           f"COMM_RECV_NODE with comm_src {src}, comm_tag {tag}, comm_size {size} there "
+                           "(ASTRA-sim waits for it forever and exits 0)")
+            else:
+                nid, name = recv
+                out.append(f"{prefix}.{dst}.et: node {nid} '{name}': recv from rank {src} (tag {tag}, {size} bytes) has "
+                           f"{'no' if net == -1 else f'{-net} too few'} matching send in {prefix}.{src}.et{hint}; write a "
+                           f"COMM_SEND_NODE with comm_dst {dst}, comm_tag {tag}, comm_size {size} there "
+                           "(ASTRA-sim waits for it forever and exits 0)")
+        return out
+
+
+def _collective_sequence(directory: str, file: str, group: str) -> list[tuple[int, str, int, int]]:
+    """(id, name, comm_type, comm_size) of a file's collectives on `group`, in issue order."""
+    with open(os.path.join(directory, file), "rb") as stream:
+        buf = stream.read()
+    out = []
+    for i, record in enumerate(iter_records(buf)):
+        if i == 0:
+            continue
+        try:
+            node = decode_node(buf, record.start, record.end)
+        except (WireError, IndexError):
+            continue
+        if node.type != NodeType.COMM_COLL_NODE:
+            continue
+        attrs: dict[str, DecodedAttr] = {}
+        for a in node.attrs:
+            attrs.setdefault(a.name, a)
+        pg = attrs.get("pg_name")
+        name = ALL_RANKS_GROUP if pg is None or pg.value in ("", ALL_RANKS_GROUP) else pg.value
+        try:
+            if name == group:
+                out.append((node.id, node.name, _int_value(attrs["comm_type"]), _int_value(attrs["comm_size"])))
+        except (KeyError, TypeError, ValueError):
+            continue
+    out.sort()
+    return out
+
+
+def _describe(item: tuple[int, str, int, int]) -> str:
+    nid, name, comm_type, size = item
+    return f"{_COMM_TYPE_NAMES.get(comm_type, comm_type)} of {size} bytes (node {nid} '{name}')"
+
+
+def _sequence_difference(directory: str, prefix: str, group: str, rank: int, ref_rank: int,
+                         cache: dict) -> str:
+    mine = _collective_sequence(directory, f"{prefix}.{rank}.et", group)
+    if (group, ref_rank) not in cache:
+        cache[(group, ref_rank)] = _collective_sequence(directory, f"{prefix}.{ref_rank}.et", group)
+    ref = cache[(group, ref_rank)]
+    for k, (a, b) in enumerate(zip(mine, ref)):
+        if a[2:] != b[2:]:
+            return (f"{prefix}.{rank}.et: node {a[0]} '{a[1]}': collective #{k + 1} on group '{group}' is "
+                    f"{_COMM_TYPE_NAMES.get(a[2], a[2])} of {a[3]} bytes where rank {ref_rank} issues {_describe(b)}")
+    if len(mine) < len(ref):
+        return (f"{prefix}.{rank}.et: group '{group}': {len(mine)} collectives where rank {ref_rank} issues {len(ref)}; "
+                f"nothing here matches rank {ref_rank}'s #{len(mine) + 1}, {_describe(ref[len(mine)])}")
+    extra = mine[len(ref)]
+    return (f"{prefix}.{rank}.et: node {extra[0]} '{extra[1]}': collective #{len(ref) + 1} on group '{group}' has no "
+            f"counterpart: rank {ref_rank} issues only {len(ref)} there")
+
+
+def _check_collectives(directory: str, prefix: str, summaries: Sequence[FileSummary], ranks: int,
+                       groups: Mapping[str, frozenset[int]] | None, defects: list[str]) -> None:
+    """Each group's members issue the same (comm_type, comm_size) sequence."""
+    complete = {s.rank: s for s in summaries if s.complete}
+    all_groups: dict[str, frozenset[int] | range] = {ALL_RANKS_GROUP: range(ranks)}
+    all_groups.update(groups or {})
+    cache: dict = {}
+    empty = (0, b"")
+    for group, members in sorted(all_groups.items(), key=lambda kv: (len(kv[0]), kv[0])):
+        seqs = {r: complete[r].collectives.get(group, empty) for r in sorted(members) if r in complete}
+        if len(set(seqs.values())) <= 1:
+            continue
+        tally = Counter(seqs.values())
+        best = max(tally.values())
+        reference_seq = next(s for r, s in seqs.items() if tally[s] == best)
+        ref_rank = next(r for r, s in seqs.items() if s == reference_seq)
+        odd = [r for r, s in seqs.items() if s != reference_seq]
+        for rank in odd:
+            detail = _sequence_difference(directory, prefix, group, rank, ref_rank, cache)
+            defects.append(f"{detail}; ASTRA-sim pairs collectives by issue order, so every member of group '{group}' "
+                           "must issue the same sequence (else it hangs or mismatches and still exits 0)")
+
+
+# -- driver ------------------------------------------------------------------------------------
+
+_worker_context: tuple[str, _Context] | None = None
+_POOL_MIN_FILES = 8  # fewer files check faster in this process than a pool starts
+
+
+def _init_worker(directory: str, context: _Context) -> None:
+    global _worker_context
+    _worker_context = (directory, context)
+
+
+def _check_in_worker(job: tuple[str, int]) -> FileSummary:
+    directory, context = _worker_context  # type: ignore[misc]
+    return check_file(directory, job[0], job[1], context)
+
+
+def check_trace(directory: str, prefix: str | None = None, jobs: int | None = 1) -> CheckReport:
+    """Check every `<prefix>.<rank>.et` of `directory` and its comm_group.json. `jobs`
+    is the number of worker processes for the per-file checks (None: one per CPU; 1:
+    in this process). Raises TraceDirError when there is nothing to check."""
+    directory = os.fspath(directory)
+    prefix, files = find_trace_files(directory, prefix)
+    report = CheckReport(directory, prefix)
+    defects = report.defects
+    defects += _check_ranks(prefix, files)
+    ranks = max(files) + 1
+    groups, group_defects = load_comm_groups(os.path.join(directory, COMM_GROUP_FILE), ranks)
+    defects += group_defects
+    context = _Context(ranks, groups)
+    jobs_list = [(files[r][0], r) for r in sorted(files)]
+
+    workers = (os.cpu_count() or 1) if jobs is None else max(1, jobs)
+    workers = min(workers, len(jobs_list))
+    summaries: list[FileSummary] = []
+    interned: dict[tuple, dict] = {}
+    p2p = _PointToPoint()
+
+    def take(summary: FileSummary) -> None:
+        defects.extend(summary.defects)
+        report.ranks[summary.rank] = interned.setdefault(summary.counts, _stats_dict(summary.counts))
+        p2p.add(summary)
+        # Keep only what the collective check needs.
+        summary.defects, summary.sends, summary.recvs, summary.counts = [], [], [], ()
+        summaries.append(summary)
+
+    if workers <= 1 or len(jobs_list) < _POOL_MIN_FILES:
+        for name, rank in jobs_list:
+            take(check_file(directory, name, rank, context))
+    else:
+        import multiprocessing
+
+        chunk = max(1, min(64, len(jobs_list) // (workers * 8)))
+        with multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn").Pool(
+            workers, initializer=_init_worker, initargs=(directory, context)
+        ) as pool:
+            for summary in pool.imap(_check_in_worker, jobs_list, chunksize=chunk):
+                take(summary)
+
+    defects += p2p.defects(prefix, {s.rank for s in summaries if not s.complete})
+    _check_collectives(directory, prefix, summaries, ranks, groups, defects)
+    return report

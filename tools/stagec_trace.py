@@ -1,0 +1,305 @@
+"""`stagec trace`: per-rank Chakra execution traces of one training job, for simulators
+such as ASTRA-sim (stage.md §IV-B2; docs/chakra.md "Emission").
+
+It only assembles the pipeline - model template -> stg-autodiff -> stg-shard ->
+stg-match-collectives -> stg-pipeline (with --pp) - and hands the module to the
+emitter (runtime/chakra/emit.py) with B, S and the mesh sizes bound; the summary's
+peak memory comes from passes/analysis/accounting.py. Register it with
+`add_parser(subcommands)` and call `run(args)`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+from stagec.tools.errors import UsageError
+from stagec.tools.stagec_stats import (
+    DATA_AXES,
+    DTYPES,
+    OPTIMIZERS,
+    _positive,
+    human_bytes,
+    human_flops,
+    training_step,
+)
+
+SCHEDULES = ("1f1b", "gpipe")
+DEFAULT_SEQ = 4096
+DEFAULT_BUCKET_MB = 25
+
+HELP = """\
+Write the Chakra execution traces of one training job: DIR/<prefix>.<rank>.et for
+every rank and DIR/comm_group.json (ASTRA-sim: --workload-configuration=DIR/<prefix>
+--comm-group-configuration=DIR/comm_group.json). The traces pass `stagec check-trace`.
+
+The model is a named config or a Hugging Face config.json; stg-autodiff makes a
+training step with --batch / (--micro-batch x data-parallel replicas) micro-batches,
+the strategy flags shard it (stg-shard, stg-match-collectives) and --pp cuts it into
+pipeline stages with a 1F1B or GPipe schedule (stg-pipeline). Ranks are numbered as
+the mesh says: [pp, dp, fsdp, ep, cp, tp], tp fastest.
+
+What the traces hold (docs/chakra.md "Emission"):
+  - compute nodes with duration_micros from the cost model (--hardware, --profile),
+    num_ops (FLOPs) and tensor_size (bytes); attention with its S^2 term; the
+    optimizer step as Adam's arithmetic over fp32 master weights and states;
+  - collectives with comm_type, comm_size in bytes (an all-gather's shard, the whole
+    buffer otherwise) and pg_name (a key of comm_group.json); send/recv between
+    pipeline stages with comm_src, comm_dst, comm_tag and comm_size;
+  - data deps that follow the program, ctrl deps for stream order: one compute
+    stream in schedule order, one stream per communicator, a collective issued where
+    the compute stream reaches it; data-parallel gradients all-reduced once per
+    iteration after accumulation, in buckets of --bucket-mb.
+
+examples:
+  stagec trace --model llama3-8b --tp 8 --batch 8 --seq 4096 --out traces/
+  stagec trace --model llama3-70b --dp 2 --tp 8 --pp 4 --sp --batch 128 --micro-batch 1 --out t70b/
+  stagec trace --model gpt3-5b --fsdp 8 --batch 128 --micro-batch 8 --seq 2048 --no-optimizer --out fsdp/
+  stagec trace --model mixtral-8x7b --ep 8 --pp 4 --batch 128 --hardware h200 --iterations 2 --out moe/
+  stagec trace --model ./config.json --tp 2 --batch 2 --seq 512 --json --out small/   (also .json dumps)
+
+Bad input (an unknown model, sizes that do not divide, a batch that is not a whole
+number of micro-batches) is one message and exit status 2; files appear whole or not
+at all (each is written to a temporary name and renamed)."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, metavar="NAME|config.json",
+                        help="a named model config (llama3-70b, gpt3-5b, mixtral-8x7b, ...) or a config.json path")
+    parser.add_argument("--out", required=True, metavar="DIR", help="directory for the traces (created if missing)")
+    parser.add_argument("--batch", type=_positive, metavar="GLOBAL_BATCH",
+                        help="sequences per iteration, every replica and micro-batch together (default: one micro-batch per replica)")
+    parser.add_argument("--micro-batch", type=_positive, default=1, metavar="MBS",
+                        help="sequences per micro-batch on one data-parallel replica (default: %(default)s)")
+    parser.add_argument("--seq", type=_positive, default=DEFAULT_SEQ, metavar="S", help="sequence length (default: %(default)s)")
+    strategy = parser.add_argument_group("parallel strategy")
+    for axis, what in (("dp", "data parallel"), ("fsdp", "fully sharded data parallel (ZeRO-3)"),
+                       ("ep", "expert parallel (MoE)"), ("cp", "context parallel (sequence split)"),
+                       ("tp", "Megatron tensor parallel"), ("pp", "pipeline stages (stg-pipeline)")):
+        strategy.add_argument(f"--{axis}", type=_positive, default=1, metavar="N", help=f"{what} size (default: 1)")
+    strategy.add_argument("--sp", action="store_true", help="Megatron sequence parallelism on the tp axis (needs --tp > 1)")
+    strategy.add_argument("--schedule", choices=SCHEDULES, default="1f1b", help="pipeline schedule with --pp (default: %(default)s)")
+    training = parser.add_argument_group("training step")
+    training.add_argument("--recompute", action="store_true", help="recompute each layer's activations in the backward pass")
+    training.add_argument("--dtype", default="bf16", choices=DTYPES, help="parameter and activation type (default: %(default)s)")
+    training.add_argument("--optimizer", default="adamw", choices=[o for o in OPTIMIZERS if o != "none"],
+                          help="optimizer step (default: %(default)s)")
+    training.add_argument("--no-optimizer", action="store_true",
+                          help="leave the optimizer's compute out of the trace (gradient all-reduces stay)")
+    training.add_argument("--iterations", type=_positive, default=1, metavar="N",
+                          help="training iterations in each trace, chained through the weights (default: %(default)s)")
+    emission = parser.add_argument_group("emission")
+    emission.add_argument("--hardware", default="h100-sxm", metavar="NAME|FILE",
+                          help="hardware description for compute durations: h100-sxm, a100-80gb, h200 or a file (default: %(default)s)")
+    emission.add_argument("--profile", metavar="FILE", help="measured op times that override the roofline (runtime/cost profile format)")
+    emission.add_argument("--bucket-mb", type=float, default=DEFAULT_BUCKET_MB, metavar="MB",
+                          help="data-parallel gradient all-reduce bucket size in MiB, DDP's bucket_cap_mb; 0: one per gradient (default: %(default)s)")
+    emission.add_argument("--no-gemm-fusion", action="store_true",
+                          help="one GEMM node per einsum (default: fuse Q/K/V, gate/up and their gradients as the frameworks do)")
+    emission.add_argument("--prefix", default="trace", help="file name prefix: DIR/<prefix>.<rank>.et (default: %(default)s)")
+    emission.add_argument("--json", action="store_true", help="also write DIR/<prefix>.<rank>.json, each trace decoded for reading (small jobs)")
+    emission.add_argument("--workers", type=_positive, metavar="N", help="processes writing files (default: one per core, at most 8)")
+    emission.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def add_parser(subcommands) -> argparse.ArgumentParser:
+    parser = subcommands.add_parser(
+        "trace", help="per-rank Chakra execution traces of a training job (ASTRA-sim)",
+        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_arguments(parser)
+    return parser
+
+
+def _micro_batches(args: argparse.Namespace) -> int:
+    if args.sp and args.tp == 1:
+        raise UsageError("--sp splits the sequence over tp: give --tp N with N > 1")
+    replicas = 1
+    for axis in DATA_AXES:
+        replicas *= getattr(args, axis)
+    step = args.micro_batch * replicas
+    batch = step if args.batch is None else args.batch
+    if batch % step:
+        raise UsageError(
+            f"--batch {batch} is not a multiple of --micro-batch {args.micro_batch} x {replicas} data-parallel "
+            "replicas: the global batch is a whole number of micro-batches on every replica"
+        )
+    micro_batches = batch // step
+    if args.pp > 1 and micro_batches < 2:
+        raise UsageError(f"--pp {args.pp} needs at least 2 micro-batches per replica; --batch {batch} gives {micro_batches}")
+    if not args.prefix or "/" in args.prefix or args.prefix.startswith("."):
+        raise UsageError(f"--prefix '{args.prefix}': a plain file name prefix")
+    if args.bucket_mb < 0:
+        raise UsageError(f"--bucket-mb {args.bucket_mb} must be >= 0")
+    return micro_batches
+
+
+def build_module(args: argparse.Namespace, micro_batches: int):
+    """The model through autodiff, sharding and the pipeline; bad input is a UsageError."""
+    from stagec.dialects import make_context
+    from stagec.passes.diagnostics import PassError
+
+    strategy: dict = {a: getattr(args, a) for a in ("dp", "fsdp", "ep", "cp", "tp") if getattr(args, a) > 1}
+    if args.sp:
+        strategy["sp"] = True
+    module = training_step(args.model, args.dtype, args.optimizer, micro_batches, args.recompute, strategy)
+    if args.pp > 1:
+        from stagec.passes.stg_pipeline import StgPipeline
+
+        try:
+            StgPipeline(pp=args.pp, schedule=args.schedule, seq_len=args.seq).apply(make_context(), module)
+        except PassError as error:
+            raise UsageError(f"stg-pipeline: {error}") from None
+    return module
+
+
+def _cost_model(args: argparse.Namespace):
+    from stagec.runtime.cost import CostModel
+
+    try:
+        return CostModel(args.hardware, args.profile)
+    except (OSError, ValueError) as error:
+        raise UsageError(f"--hardware/--profile: {error}") from None
+
+
+def run(args: argparse.Namespace) -> None:
+    from stagec.runtime.chakra.emit import EmitError, EmitOptions, build_programs, emit_traces
+
+    micro_batches = _micro_batches(args)
+    cost = _cost_model(args)
+    started = time.perf_counter()
+    module = build_module(args, micro_batches)
+    replicas = args.dp * args.fsdp * args.ep
+    bindings = {"B": args.micro_batch * replicas, "S": args.seq, "M": micro_batches}
+    options = EmitOptions(
+        iterations=args.iterations, optimizer=not args.no_optimizer,
+        bucket_bytes=int(args.bucket_mb * 2**20), fuse_gemms=not args.no_gemm_fusion,
+        prefix=args.prefix, workers=args.workers or 0,
+    )
+    try:
+        programs = build_programs(module, bindings, cost=cost, options=options)
+    except EmitError as error:
+        raise UsageError(str(error)) from None
+    memory = _peak_memory(module, bindings)
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as error:
+        raise UsageError(f"cannot create --out '{args.out}': {error.strerror or error}") from None
+    if not os.path.isdir(args.out) or not os.access(args.out, os.W_OK):
+        raise UsageError(f"--out '{args.out}' is not a writable directory")
+    report = _write(module, args, bindings, cost, options, programs, emit_traces)
+    if args.json:
+        _write_json(args.out, args.prefix, report.world)
+    elapsed = time.perf_counter() - started
+    _print_summary(args, report, memory, micro_batches, elapsed)
+
+
+def _write(module, args, bindings, cost, options, programs, emit_traces):
+    world = programs[1].world or 1
+    if args.quiet or not sys.stderr.isatty() and not os.environ.get("STAGEC_PROGRESS"):
+        return emit_traces(module, args.out, bindings, cost=cost, options=options, programs=programs)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("writing traces"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  transient=True) as progress:
+        task = progress.add_task("ranks", total=world)
+        return emit_traces(module, args.out, bindings, cost=cost, options=options, programs=programs,
+                           progress=lambda done, total: progress.update(task, completed=done))
+
+
+def _peak_memory(module, bindings) -> dict[tuple[int, ...], int]:
+    """Peak bytes per rank class (accounting.py), keyed by the class's ranks; empty if
+    the analysis cannot account this module."""
+    from stagec.passes.analysis.accounting import account
+
+    try:
+        result = account(module, bindings)
+    except Exception:  # noqa: BLE001 - the summary then says "n/a"; the traces do not depend on it
+        return {}
+    return {tuple(rc.ranks): rc.memory.peak_bytes for rc in result.rank_classes}
+
+
+def _write_json(out: str, prefix: str, world: int) -> None:
+    from stagec.runtime.chakra.emit import write_atomic
+    from stagec.runtime.chakra.schema import NodeType
+    from stagec.runtime.chakra.wire import read_trace
+
+    for rank in range(world):
+        trace = read_trace(os.path.join(out, f"{prefix}.{rank}.et"))
+        nodes = []
+        for n in trace.nodes:
+            nodes.append({
+                "id": n.id, "name": n.name, "type": NodeType(n.type).name,
+                "data_deps": list(n.data_deps), "ctrl_deps": list(n.ctrl_deps),
+                "duration_micros": n.duration_micros, "attrs": {a.name: a.value for a in n.attrs},
+            })
+        doc = {"rank": rank, "version": trace.metadata.version, "nodes": nodes}
+        write_atomic(os.path.join(out, f"{prefix}.{rank}.json"), (json.dumps(doc, indent=1) + "\n").encode())
+
+
+def _ranks_text(ranks) -> str:
+    ranks = list(ranks)
+    if len(ranks) == 1:
+        return str(ranks[0])
+    step = ranks[1] - ranks[0]
+    if all(b - a == step for a, b in zip(ranks, ranks[1:])):
+        return f"{ranks[0]}-{ranks[-1]}" if step == 1 else f"{ranks[0]}..{ranks[-1]} step {step}"
+    return f"{ranks[0]}, {ranks[1]}, ... ({len(ranks)})"
+
+
+def _print_summary(args, report, memory, micro_batches: int, elapsed: float) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 160)
+    axes = [f"{a}={getattr(args, a)}" for a in ("pp", "dp", "fsdp", "ep", "cp", "tp") if getattr(args, a) > 1]
+    strategy = " ".join(axes + (["sp"] if args.sp else [])) or "one rank"
+    total_nodes = sum(len(p) * len(p.ranks) for p in report.programs)
+    console.print(
+        f"[bold]{args.model}[/bold]: {report.world} ranks, {len(report.programs)} rank class(es), {strategy}; "
+        f"{micro_batches} micro-batch(es) of {args.micro_batch} x {args.seq} tokens per replica, "
+        f"{args.iterations} iteration(s){'' if not args.no_optimizer else ', no optimizer'}"
+    )
+    table = Table(title="per rank of each class, whole trace", title_justify="left")
+    for column in ("ranks", "nodes", "FLOPs", "all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+                   "send", "recv", "peak memory"):
+        table.add_column(column, justify="right" if column != "ranks" else "left")
+    for program in report.programs:
+        totals = program.totals()
+        counts = program.counts()
+
+        def comm(kind: str) -> str:
+            n = counts.get(kind, 0)
+            return f"{n:,} / {human_bytes(totals.get(f'{kind}_bytes', 0))}" if n else "-"
+
+        peak = memory.get(tuple(program.ranks))
+        table.add_row(
+            _ranks_text(program.ranks), f"{len(program):,}", human_flops(totals["flops"]),
+            comm("all_reduce"), comm("all_gather"), comm("reduce_scatter"), comm("all_to_all"),
+            comm("send"), comm("recv"), human_bytes(peak) if peak is not None else "n/a",
+        )
+    console.print(table)
+    console.print(
+        f"wrote {report.files:,} traces ({total_nodes:,} nodes) and comm_group.json ({len(report.groups):,} groups) "
+        f"to {report.directory} in {elapsed:.1f} s"
+    )
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="stagec trace", description=HELP,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        run(args)
+    except UsageError as error:
+        print(f"stagec trace: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

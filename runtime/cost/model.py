@@ -30,18 +30,19 @@ bytes (its primals, cotangents and gradients).
 
 Collectives follow collectives.py's ring formulas on the link the group uses: NVLink
 when every group of ranks along the op's mesh axes lies inside one node (ranks are
-row-major over the mesh axes, mesh.py), else the inter-node network. stg.reshard
-(not yet matched to collectives) is estimated as an all-to-all over its axes;
+row-major over the mesh axes, mesh.py), else the inter-node network. A stg.reshard
+not yet matched costs the collectives stg-match-collectives would choose for it;
 stg.offload / stg.reload use the host link: latency + bytes / bandwidth.
 
 Speed: a cost is cached per op (a repeated layer body is costed once) and, for all
-but vjps and communication, per (op name, properties, operand and result types), so
-the 80 identical layers of a symbolic program evaluate their expressions once.
+but communication ops, per (op name, properties, operand and result types; a vjp's
+body ops too), so identical layers evaluate their expressions once.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +69,7 @@ from stagec.dialects.stg.memory import OffloadOp, ReloadOp
 from stagec.dialects.stg.training import VjpOp
 from stagec.dialects.symbolic import Expr, SymbolicError
 from stagec.passes.analysis.accounting import category
+from stagec.passes.collectives.matcher import MatchError, match_reshard
 from stagec.runtime.cost.collectives import comm_micros
 from stagec.runtime.cost.hardware_description import Hardware, Link, load_hardware
 from stagec.runtime.cost.profile import Profile, SignatureError, load_profile, op_signature
@@ -79,7 +81,6 @@ _COLLECTIVE_KIND = {
     AllToAllOp: "all_to_all",
     BroadcastOp: "broadcast",
     AllReduceStagesOp: "all_reduce",
-    ReshardOp: "all_to_all",
     SendOp: "send",
     RecvOp: "recv",
 }
@@ -143,6 +144,12 @@ class CostModel:
         self.hardware = hardware if isinstance(hardware, Hardware) else load_hardware(hardware)
         self.profile = profile if profile is None or isinstance(profile, Profile) else load_profile(profile)
         self.tf32 = tf32
+        if self.profile is not None and self.profile.hardware != self.hardware.name:
+            warnings.warn(
+                f"{self.profile.source}: the profile was recorded on '{self.profile.hardware}' but the model "
+                f"costs '{self.hardware.name}'; its measured times are used as they are",
+                stacklevel=2,
+            )
         self._caches: dict[tuple, tuple[dict, dict]] = {}
         self._last: tuple[Mapping, dict, tuple[dict, dict]] | None = None
 
@@ -157,11 +164,12 @@ class CostModel:
             return hit[1]
         if not isinstance(op, CostInterface):
             raise CostError(f"{op.name} has no cost: it does not implement the CostInterface")
-        if isinstance(op, (VjpOp, CommOp)):
+        if isinstance(op, CommOp):  # its cost depends on the mesh too: costed per op
             cost = self._cost(op, bindings)
         else:
-            key = (op.name, tuple(op.properties.items()), tuple(v.type for v in op.operands),
-                   tuple(r.type for r in op.results))
+            key = _shape_key(op)
+            if isinstance(op, VjpOp):
+                key = (key, *(_shape_key(inner) for inner in op.forward_ops))
             cost = by_shape.get(key)
             if cost is None:
                 cost = by_shape[key] = self._cost(op, bindings)
@@ -254,6 +262,8 @@ class CostModel:
                 sizes[axis] = bindings[axis] if axis in bindings else size.evaluate(bindings)
             except SymbolicError as error:
                 raise CostError(f"cannot size mesh axis '{axis}' for {op.name}: {error}") from None
+        if isinstance(op, ReshardOp):
+            return self._reshard_micros(op, sizes, bindings)
         axes = op.mesh_axes()
         if isinstance(op, AllReduceStagesOp):
             group = len(op.coordinates)
@@ -263,6 +273,35 @@ class CostModel:
             group = 2
         within = _within_node(sizes, axes, self.hardware.gpus_per_node)
         return self.collective_micros(_COLLECTIVE_KIND[type(op)], moved, group, within_node=within)
+
+    def _reshard_micros(self, op: ReshardOp, sizes: Mapping[str, int], bindings: Mapping[str, int]) -> float:
+        """An unmatched reshard costs the collectives stg-match-collectives would
+        choose for it (passes/collectives/matcher.py), one after the other."""
+        try:
+            steps = match_reshard(op.input.type, op.result.type, sizes, bindings)
+        except MatchError as error:
+            raise CostError(f"cannot cost stg.reshard: {error}") from None
+        micros = 0.0
+        for step in steps:
+            kind = _COLLECTIVE_KIND.get(step.op)
+            if kind is None:  # a local slice moves nothing
+                continue
+            moved = self._int(step.input.local_bytes(), bindings, op, "bytes")
+            group = math.prod(sizes[a] for a in step.axes)
+            within = _within_node(sizes, step.axes, self.hardware.gpus_per_node)
+            micros += self.collective_micros(kind, moved, group, within_node=within)
+        return micros
+
+
+def _shape_key(op: Operation) -> tuple:
+    """What an op's cost depends on besides the bindings: its name, properties, and
+    operand and result types (all hashable attributes)."""
+    return (
+        op.name,
+        tuple(op.properties.items()),
+        tuple(v.type for v in op.operands),
+        tuple(r.type for r in op.results),
+    )
 
 
 def _link_micros(link: Link, bytes: float) -> float:

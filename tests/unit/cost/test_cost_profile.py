@@ -152,3 +152,9 @@ def test_unreadable_profiles(tmp_path):
     broken.write_text("[1,")
     with pytest.raises(ProfileError, match="broken.json: not valid JSON"):
         load_profile(broken)
+
+
+def test_a_profile_from_other_hardware_warns(tmp_path):
+    path = _write(tmp_path, {"version": 1, "hardware": "a100-80gb", "ops": []})
+    with pytest.warns(UserWarning, match="recorded on 'a100-80gb' but the model costs 'h100-sxm'"):
+        CostModel("h100-sxm", path)

@@ -63,3 +63,25 @@ def test_every_template_op_has_a_cost(name):
     model = CostModel("a100-80gb")
     for op in costed_ops(module):
         assert model.op_cost(op, env).micros >= 0
+
+
+def test_an_unmatched_reshard_costs_what_its_matched_collectives_cost():
+    from stagec.passes.stg_match_collectives import StgMatchCollectives
+
+    module = build_model(load_config("llama3-8b"), "bf16")
+    StgAutodiff(optimizer="adamw").apply(make_context(), module)
+    StgShard(dp=2, tp=8).apply(make_context(), module)
+    env = module_bindings(module, {"B": 2, "S": 4096})
+    ev = Evaluator(env)
+
+    def comm_micros(m):
+        model = CostModel("h100-sxm")
+        ops = [op for op in costed_ops(m) if isinstance(op, CommOp)]
+        return {op.name for op in ops}, sum(repeat_multiplicity(op, ev) * model.op_cost(op, env).micros for op in ops)
+
+    matched = module.clone()
+    StgMatchCollectives().apply(make_context(), matched)
+    names, unmatched_micros = comm_micros(module)
+    matched_names, matched_micros = comm_micros(matched)
+    assert "stg.reshard" in names and "stg.reshard" not in matched_names
+    assert unmatched_micros == pytest.approx(matched_micros) and matched_micros > 0

@@ -36,7 +36,8 @@ stg.offload / stg.reload use the host link: latency + bytes / bandwidth.
 
 Speed: a cost is cached per op (a repeated layer body is costed once) and, for all
 but communication ops, per (op name, properties, operand and result types; a vjp's
-body ops too), so identical layers evaluate their expressions once.
+body ops too), so identical layers evaluate their expressions once. The per-op cache
+assumes ops are not rewritten in place afterwards: `clear_cache()` after a pass.
 """
 
 from __future__ import annotations
@@ -175,6 +176,12 @@ class CostModel:
                 cost = by_shape[key] = self._cost(op, bindings)
         by_op[id(op)] = (op, cost)
         return cost
+
+    def clear_cache(self) -> None:
+        """Forget every cost: call it after rewriting ops in place (a pass that changes
+        an op's types or properties), since costs are cached per op object."""
+        self._caches.clear()
+        self._last = None
 
     def roofline_micros(self, flops: float, bytes: float, category: str, dtype: str) -> float:
         """max(compute, memory) time in microseconds for an op of `category`

@@ -147,3 +147,11 @@ def test_tf32_option_moves_f32_matmuls_to_tensor_cores():
     tf32 = CostModel("h100-sxm", tf32=True).op_cost(einsum, {"K": N})
     assert plain.micros == pytest.approx(flops / (66.9e12 * 0.75) * 1e6)  # FP32 CUDA cores
     assert tf32.micros == pytest.approx(flops / (494.7e12 * 0.75) * 1e6)  # TF32 tensor cores
+
+
+def test_clear_cache_forgets_costs(ops):
+    model = CostModel("h100-sxm")
+    first = model.op_cost(ops["einsum"], BINDINGS)
+    model.clear_cache()
+    again = model.op_cost(ops["einsum"], BINDINGS)
+    assert again == first and again is not first

@@ -214,6 +214,35 @@ def _int_value(a: DecodedAttr) -> int:
     return int(a.value)  # bool and every integer kind
 
 
+def _lenient_int(a: DecodedAttr) -> int | None:
+    """An integer attribute's value; a float holding a whole number counts as that
+    number (its type is a defect of its own); anything else is None."""
+    if a.field in INTEGER_ATTR_FIELDS:
+        return int(a.value)
+    if a.field in FLOAT_ATTR_FIELDS and isinstance(a.value, float) and a.value.is_integer():
+        return int(a.value)
+    return None
+
+
+def _metadata_problem(buf: bytes, start: int, end: int) -> str | None:
+    """What is wrong with record 0 as a GlobalMetadata, or None."""
+    try:
+        meta = decode_metadata(buf, start, end)
+        if not meta.unknown_tags and meta.version:
+            return None
+    except (WireError, IndexError):
+        meta = None
+    try:
+        node = decode_node(buf, start, end)
+        if node.type in _NODE_TYPE_NAMES and (node.id or node.name):
+            return f"is a {_NODE_TYPE_NAMES[node.type]} (node {node.id} '{node.name}'), which readers drop"
+    except (WireError, IndexError):
+        pass
+    if meta is None:
+        return "is not a well-formed GlobalMetadata message"
+    return f"is not a GlobalMetadata (fields {sorted({t >> 3 for t in meta.unknown_tags})}, version '{meta.version}')"
+
+
 def check_file(directory: str, file: str, rank: int, context: _Context) -> FileSummary:
     """Phase 1 on one rank's file."""
     summary = FileSummary(file, rank)
@@ -234,13 +263,10 @@ def check_file(directory: str, file: str, rank: int, context: _Context) -> FileS
         for record in records:
             try:
                 if index == 0:
-                    meta = decode_metadata(buf, record.start, record.end)
-                    if meta.unknown_tags or not meta.version:
-                        defects.append(
-                            f"{file}: record 0 (byte 0) is not a GlobalMetadata (fields {sorted(set(t >> 3 for t in meta.unknown_tags))} "
-                            f"{'and ' if meta.unknown_tags else ''}{'no' if not meta.version else 'a'} version): "
-                            "readers take record 0 as metadata and drop it; write GlobalMetadata{version: \"0.0.4\"} first"
-                        )
+                    problem = _metadata_problem(buf, record.start, record.end)
+                    if problem:
+                        defects.append(f"{file}: record 0 (byte 0) {problem}; readers take record 0 as metadata "
+                                       "whatever it is: write GlobalMetadata{version: \"0.0.4\"} first")
                 else:
                     nodes.append(decode_node(buf, record.start, record.end))
             except WireError as error:
@@ -295,23 +321,19 @@ def _check_nodes(file: str, rank: int, nodes: list[DecodedNode], context: _Conte
         for a in node.attrs:
             if a.name not in attrs:
                 attrs[a.name] = a
-        bad = False
         for name, a in attrs.items():
             if name in INTEGER_ATTRS:
                 if a.field not in INTEGER_ATTR_FIELDS:
-                    bad = True
                     why = "crashes on a float there" if a.field in FLOAT_ATTR_FIELDS else "reads only an integer there"
                     defects.append(f"{_label(file, node)}: attribute '{name}' is {_kind(a)} = {a.value!r}; ASTRA-sim {why}: "
                                    "write an int64 (field 9)")
             elif name == "pg_name":
                 if a.field != AttrField.STRING:
-                    bad = True
                     defects.append(f"{_label(file, node)}: attribute 'pg_name' is {_kind(a)} = {a.value!r}; ASTRA-sim "
                                    "reads only a string (else it silently uses the wrong group): write "
                                    f"\"{a.value}\" as a string (field 29)")
             elif name == "involved_dim":
                 if a.field != AttrField.BOOL_LIST:
-                    bad = True
                     defects.append(f"{_label(file, node)}: attribute 'involved_dim' is {_kind(a)}; it must be a bool "
                                    "list (field 28)")
         is_cpu = attrs.get("is_cpu_op")
@@ -324,14 +346,19 @@ def _check_nodes(file: str, rank: int, nodes: list[DecodedNode], context: _Conte
                 defects.append(f"{_label(file, node)}: {_NODE_TYPE_NAMES[ntype]} without {', '.join(repr(m) for m in missing)}; "
                                f"it needs {', '.join(REQUIRED_ATTRS[ntype])} (integers)")
                 continue
-            if bad:
+            # Beyond here, an attribute of the wrong type (reported above) still counts
+            # when it holds a whole number, so that one defect does not also show up as
+            # a sequence or pairing mismatch on every other rank.
+            size = _lenient_int(attrs["comm_size"])
+            if size is None:
                 continue
-            size = _int_value(attrs["comm_size"])
             if size < 0:
                 defects.append(f"{_label(file, node)}: comm_size {size} is negative; it is a size in bytes")
                 continue
             if ntype == NodeType.COMM_COLL_NODE:
-                comm_type = _int_value(attrs["comm_type"])
+                comm_type = _lenient_int(attrs["comm_type"])
+                if comm_type is None:
+                    continue
                 if comm_type not in _COMM_TYPE_NAMES:
                     defects.append(f"{_label(file, node)}: comm_type {comm_type} is not a CollectiveCommType; "
                                    f"use one ASTRA-sim simulates: {_SIMULATED}")
@@ -339,8 +366,9 @@ def _check_nodes(file: str, rank: int, nodes: list[DecodedNode], context: _Conte
                 if comm_type in UNSUPPORTED_COMM_TYPES:
                     defects.append(f"{_label(file, node)}: comm_type {_COMM_TYPE_NAMES[comm_type]} ({comm_type}); "
                                    f"ASTRA-sim aborts on it: use one it simulates ({_SIMULATED})")
-                    continue
                 pg = attrs.get("pg_name")
+                if pg is not None and pg.field != AttrField.STRING:
+                    continue  # reported above; which group ASTRA-sim would take is anyone's guess
                 group = ALL_RANKS_GROUP if pg is None or pg.value in ("", ALL_RANKS_GROUP) else pg.value
                 if group != ALL_RANKS_GROUP:
                     if groups is None:
@@ -361,21 +389,22 @@ def _check_nodes(file: str, rank: int, nodes: list[DecodedNode], context: _Conte
                 coll_bytes[comm_type] += size
                 collectives.append((node.id, group, comm_type, size))
             else:
-                tag = _int_value(attrs["comm_tag"])
+                tag = _lenient_int(attrs["comm_tag"])
                 if ntype == NodeType.COMM_SEND_NODE:
-                    peer = _int_value(attrs["comm_dst"])
+                    peer = _lenient_int(attrs["comm_dst"])
                     src = attrs.get("comm_src")
-                    if src is not None and _int_value(src) != rank:
-                        defects.append(f"{_label(file, node)}: comm_src {_int_value(src)} on a send of rank {rank}; "
+                    own = None if src is None else _lenient_int(src)
+                    if own is not None and own != rank:
+                        defects.append(f"{_label(file, node)}: comm_src {own} on a send of rank {rank}; "
                                        f"it must be the sender's own rank {rank}, or left out")
-                        continue
                     peer_name = "comm_dst"
                 else:
-                    peer = _int_value(attrs["comm_src"])
+                    peer = _lenient_int(attrs["comm_src"])
                     peer_name = "comm_src"
+                if tag is None or peer is None:
+                    continue
                 if tag < 0:
                     defects.append(f"{_label(file, node)}: comm_tag {tag} is negative; tags must be >= 0")
-                    continue
                 if not 0 <= peer < ranks or peer == rank:
                     defects.append(f"{_label(file, node)}: {peer_name} {peer} is not another rank (ranks 0..{ranks - 1}, "
                                    f"this is rank {rank})")
@@ -559,7 +588,9 @@ class _PointToPoint:
         for key, entry in open_.items():
             by_pair.setdefault(key[:3], []).append((key[3], entry[0]))
         out = []
-        for (src, dst, tag, size), (net, send, recv) in sorted(open_.items()):
+        for (src, dst, tag, size), (net, send, recv) in sorted(
+            open_.items(), key=lambda kv: (kv[0][0], kv[1][1][0]) if kv[1][0] > 0 else (kv[0][1], kv[1][2][0])
+        ):
             others = [s for s, n in by_pair[(src, dst, tag)] if s != size and (n < 0) != (net < 0)]
             hint = f" (there is one of {others[0]} bytes: sizes must match)" if others else ""
             if net > 0:
@@ -640,9 +671,11 @@ def _check_collectives(directory: str, prefix: str, summaries: Sequence[FileSumm
         seqs = {r: complete[r].collectives.get(group, empty) for r in sorted(members) if r in complete}
         if len(set(seqs.values())) <= 1:
             continue
+        # The reference is the most common sequence; among equally common ones the
+        # longest (a member missing collectives is likelier than one with extra), then
+        # the lowest rank's.
         tally = Counter(seqs.values())
-        best = max(tally.values())
-        reference_seq = next(s for r, s in seqs.items() if tally[s] == best)
+        reference_seq = max(seqs.values(), key=lambda s: (tally[s], s[0]))
         ref_rank = next(r for r, s in seqs.items() if s == reference_seq)
         odd = [r for r, s in seqs.items() if s != reference_seq]
         for rank in odd:

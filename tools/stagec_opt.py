@@ -67,7 +67,13 @@ examples:
 
 def stagec_targets() -> dict[str, Callable[[], type[Target]]]:
     """The output targets of `-t`, by name; `mlir` is the default."""
-    return {"mlir": lambda: MLIRTarget}
+    return {"mlir": lambda: MLIRTarget, "chakra": _chakra_target}
+
+
+def _chakra_target() -> type[Target]:
+    from stagec.runtime.chakra.emit_target import ChakraTarget
+
+    return ChakraTarget
 
 
 # For --help: what upstream dialects, passes and targets without a docstring are.
@@ -326,7 +332,9 @@ class StagecOptMain(xDSLOptMain):
     def run(self) -> None:
         chunks, file_extension = self.prepare_input()
         try:
-            with output_stream(self.args.output_file) as output:
+            # -t chakra writes a directory: -o names it, the summary goes to stdout
+            chakra = parse_spec(self.args.target).name == "chakra"
+            with output_stream(None if chakra else self.args.output_file) as output:
                 for index, (chunk, line_offset) in enumerate(chunks):
                     if index > 0:
                         output.write("// -----\n")
@@ -395,6 +403,8 @@ class StagecOptMain(xDSLOptMain):
     def output_resulting_program(self, prog: ModuleOp) -> str:
         spec = parse_spec(self.args.target)
         target = self.available_targets[spec.name]().from_spec(spec)
+        if spec.name == "chakra" and not getattr(target, "dir", "") and self.args.output_file:
+            target = dataclasses.replace(target, dir=self.args.output_file)
         if isinstance(target, MLIRTarget):
             # The printing flags add to the target's options; xdsl-opt's replace them,
             # which silently drops `-t 'mlir{print-generic-format=true}'`.

@@ -41,6 +41,12 @@ def _stg_shard() -> type[ModulePass]:
     return StgShard
 
 
+def _convert_torch_to_stg() -> type[ModulePass]:
+    from stagec.passes.convert_torch_to_stg import ConvertTorchToStg
+
+    return ConvertTorchToStg
+
+
 def _canonicalize() -> type[ModulePass]:
     from xdsl.transforms.canonicalize import CanonicalizePass
 
@@ -64,6 +70,7 @@ def _dce() -> type[ModulePass]:
 def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Every pass stagec-opt can run, by command-line name."""
     return {
+        "convert-torch-to-stg": _convert_torch_to_stg,
         "stg-annotate-costs": _stg_annotate_costs,
         "stg-autodiff": _stg_autodiff,
         "stg-match-collectives": _stg_match_collectives,

@@ -358,6 +358,7 @@ class _Expander:
         self.comm_only = False
         self.bucketed: dict[tuple, int] = {}
         self.call_counts: dict[str, int] = {}
+        self.call_mb: dict[int, int] = {}
         self.seq = 0  # the current micro-batch call's number (send/recv tags)
         self.ctx_parts: list[str] = []
         self.ctx_index = 0
@@ -592,6 +593,14 @@ class _Expander:
             raise EmitError(f"func.call of @{name}, which the module lacks")
         count = self.call_counts.get(name, 0)
         self.call_counts[name] = count + 1
+        # the micro-batch: a call taking another call's results (a stage's backward
+        # taking its forward's saved values) has that call's; else the call's number
+        # (the schedule calls each forward in micro-batch order)
+        for v in op.arguments:
+            if isinstance(v.owner, func.CallOp) and id(v.owner) in self.call_mb:
+                count = self.call_mb[id(v.owner)]
+                break
+        self.call_mb[id(op)] = count
         saved_seq = self.seq
         self.seq = count
         for arg, v in zip(callee.body.block.args, op.arguments):

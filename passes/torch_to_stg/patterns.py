@@ -510,13 +510,15 @@ def embedding(cv: Converter, op: Operation):
 
 
 def _unflatten(cv: Converter, value: SSAValue) -> SSAValue:
-    """The [B, S, ...] value a [B*S, ...] reshape (and casts) came from."""
-    op = value.owner
-    while isinstance(op, (stg.ElementwiseOp,)) and op.kind.data == EW.CAST:
-        value = op.inputs[0]
-        op = value.owner
-    if isinstance(op, stg.ReshapeOp):
-        return op.input
+    """The [B, S, ...] value that reshapes to [B*S, ...] and casts (the logits'
+    `.float()`: stg.cross_entropy computes in f32 whatever its input) came from."""
+    while isinstance(op := value.owner, (stg.ReshapeOp, stg.ElementwiseOp)):
+        if isinstance(op, stg.ElementwiseOp):
+            if op.kind.data != EW.CAST:
+                break
+            value = op.inputs[0]
+        else:
+            value = op.input
     return value
 
 

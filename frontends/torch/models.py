@@ -1,0 +1,211 @@
+"""Models for the torch frontend: Hugging Face `transformers` causal LMs built from our
+named configs (no weights, no hub access), or a user's `MODULE:FACTORY`, imported and
+converted into the forward program docs/training-ir.md fixes.
+
+    module = build_torch_model("llama3-8b")                       # LlamaForCausalLM
+    module = build_torch_model("mixtral-8x7b", dtype="bf16")      # MixtralForCausalLM
+    module = build_torch_model(config, frontend_target="mypkg.models:make_model")
+
+A model is built on the meta device: a 70B model costs no memory. What is exported
+is `CausalLMLoss`: the model's decoder, its LM head and the mean token cross-entropy
+against already shifted labels, so the parameters keep Hugging Face's names
+(`model.layers.0.self_attn.q_proj.weight`, `lm_head.weight`).
+
+For Hugging Face models the import registers one attention implementation,
+`stagec_sdpa`: causal `F.scaled_dot_product_attention` with `enable_gqa`, and no
+attention mask (batches of whole sequences, as the training IR assumes), so that
+attention is one aten op and no mask construction is exported.
+
+A factory `MODULE:FACTORY` is called as `FACTORY(config)` with the ModelConfig (or
+`FACTORY()` if it takes no argument) under the meta device and returns an nn.Module
+whose forward takes (input_ids, labels) and returns the loss.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Mapping
+from typing import Any
+
+from xdsl.dialects.builtin import ModuleOp
+
+from stagec.frontends.templates import ConfigError, ModelConfig, load_config
+from stagec.frontends.templates.blocks import element_type
+
+__all__ = ["build_torch_model", "causal_lm_loss", "hf_model", "import_forward", "load_factory"]
+
+DYNAMIC = {"input_ids": {0: "B", 1: "S"}, "labels": {0: "B", 1: "S"}}
+_TORCH_DTYPES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "f64": "float64"}
+
+
+def _torch_dtype(dtype: str):
+    import torch
+
+    element_type(dtype)  # a clear error for an unknown dtype
+    return getattr(torch, _TORCH_DTYPES[{"bfloat16": "bf16", "float32": "f32", "float64": "f64"}.get(dtype, dtype)])
+
+
+def _causal_lm_loss():
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class CausalLMLoss(nn.Module):
+        """A causal LM's decoder and head with the mean token cross-entropy:
+        forward(input_ids, labels) -> loss, labels already shifted."""
+
+        def __init__(self, lm: nn.Module):
+            super().__init__()
+            self.model = lm.model
+            self.lm_head = lm.lm_head
+
+        def forward(self, input_ids, labels):
+            hidden = self.model(input_ids=input_ids, use_cache=False).last_hidden_state
+            logits = self.lm_head(hidden)
+            return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), labels.reshape(-1))
+
+    return CausalLMLoss
+
+
+def causal_lm_loss(lm):
+    """`CausalLMLoss` around a transformers causal LM (its `.model` and `.lm_head`)."""
+    return _causal_lm_loss()(lm)
+
+
+_REGISTERED = False
+
+
+def register_attention() -> str:
+    """Registers `stagec_sdpa` with transformers (once) and returns its name."""
+    global _REGISTERED
+    if not _REGISTERED:
+        import torch.nn.functional as F
+        from transformers import AttentionInterface
+        from transformers.masking_utils import AttentionMaskInterface
+
+        def stagec_sdpa(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
+            out = F.scaled_dot_product_attention(query, key, value, is_causal=True, scale=scaling,
+                                                 enable_gqa=query.shape[1] != key.shape[1])
+            return out.transpose(1, 2).contiguous(), None
+
+        AttentionInterface.register("stagec_sdpa", stagec_sdpa)
+        AttentionMaskInterface.register("stagec_sdpa", lambda *args, **kwargs: None)
+        _REGISTERED = True
+    return "stagec_sdpa"
+
+
+def _hf_config(config: ModelConfig, dtype):
+    """The transformers config of one of our model configs (HF key names already)."""
+    import transformers
+
+    family = config.family
+    if family == "llama":
+        cls = transformers.LlamaConfig
+    elif family == "mixtral":
+        cls = transformers.MixtralConfig
+    else:
+        raise ConfigError(f"--frontend torch builds LlamaForCausalLM and MixtralForCausalLM; "
+                          f"'{config.name}' is a {family} model (use --frontend template)")
+    keys = dict(
+        vocab_size=config.vocab_size, hidden_size=config.hidden_size, intermediate_size=config.intermediate_size,
+        num_hidden_layers=config.num_hidden_layers, num_attention_heads=config.num_attention_heads,
+        num_key_value_heads=config.num_key_value_heads, head_dim=config.head_dim,
+        rms_norm_eps=config.rms_norm_eps, rope_theta=config.rope_theta,
+        tie_word_embeddings=config.tie_word_embeddings, max_position_embeddings=config.max_position_embeddings,
+    )
+    if family == "mixtral":
+        keys.update(num_local_experts=config.num_local_experts, num_experts_per_tok=config.num_experts_per_tok)
+    hf = cls(**keys)
+    hf._attn_implementation = register_attention()
+    hf.torch_dtype = dtype
+    return hf
+
+
+def hf_model(config: ModelConfig, dtype: str = "bf16", device: str = "meta"):
+    """The `CausalLMLoss` of the transformers model class of `config`, on `device`."""
+    import torch
+    import transformers
+
+    torch_dtype = _torch_dtype(dtype)
+    hf_config = _hf_config(config, torch_dtype)
+    cls = {"llama": transformers.LlamaForCausalLM, "mixtral": transformers.MixtralForCausalLM}[config.family]
+    with torch.device(device):
+        lm = cls(hf_config).to(torch_dtype)
+    lm.eval()
+    return _causal_lm_loss()(lm)
+
+
+def load_factory(target: str):
+    """`MODULE:FACTORY` -> the callable."""
+    module_name, _, attr = target.partition(":")
+    if not module_name or not attr:
+        raise ConfigError(f"'{target}' is not MODULE:FACTORY")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise ConfigError(f"cannot import '{module_name}': {e}") from None
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        raise ConfigError(f"'{module_name}' has no '{attr}'") from None
+
+
+def _call_factory(factory, config: ModelConfig | None):
+    params = inspect.signature(factory).parameters
+    return factory(config) if params and config is not None else factory()
+
+
+def example_args(vocab: int, device: str = "meta", batch: int = 2, seq: int = 16):
+    import torch
+
+    ids = torch.randint(0, vocab, (batch, seq), device=device) if device != "meta" else torch.zeros(
+        (batch, seq), dtype=torch.long, device=device)
+    return ids, ids.clone()
+
+
+def import_forward(model, vocab_size: int, name: str = "torch", config: Mapping[str, int] | None = None,
+                   timings: dict[str, float] | None = None, device: str | None = None) -> ModuleOp:
+    """Export, import and convert `model` (forward(input_ids, labels) -> loss) into a
+    forward program named `name`; `config` gives symbol values that win over inferred ones."""
+    import time
+
+    from stagec.frontends.torch.importer import import_module
+    from stagec.passes.convert_torch_to_stg import convert_torch_to_stg
+
+    timings = timings if timings is not None else {}
+    if device is None:
+        p = next(iter(model.parameters()), None)
+        device = "meta" if p is not None and p.device.type == "meta" else "cpu"
+    args = example_args(vocab_size, device)
+    torch_module = import_module(model, args, DYNAMIC, timings=timings)
+    t0 = time.perf_counter()
+    module = convert_torch_to_stg(torch_module, name, dict(config or {}))
+    timings["convert"] = time.perf_counter() - t0
+    return module
+
+
+def config_symbols(config: ModelConfig) -> dict[str, int]:
+    """The symbol values the template binds for `config`, so that a static size means
+    the same symbol in both (e.g. Mixtral's expert size is FE, not F)."""
+    from stagec.frontends.templates import build_model
+
+    module = build_model(config, "f32")
+    return {k: v.value.data for k, v in module.attributes["stg.config"].data.items()}
+
+
+def build_torch_model(model_name_or_config: str | ModelConfig | Mapping[str, Any], frontend_target: str = "hf",
+                      dtype: str = "bf16", timings: dict[str, float] | None = None) -> ModuleOp:
+    """The forward program of a model through the torch frontend: the transformers
+    class of a named config / config.json / dict (`frontend_target="hf"`), or
+    `MODULE:FACTORY` called with the config."""
+    import torch
+
+    config = model_name_or_config if isinstance(model_name_or_config, ModelConfig) else load_config(model_name_or_config)
+    if frontend_target == "hf":
+        model = hf_model(config, dtype)
+    else:
+        factory = load_factory(frontend_target)
+        with torch.device("meta"):
+            model = _call_factory(factory, config)
+        model = model.to(_torch_dtype(dtype)).eval()
+    return import_forward(model, config.vocab_size, config.name, config_symbols(config), timings)

@@ -35,7 +35,16 @@ from stagec.runtime.chakra.schema import (
     CommType,
     NodeType,
 )
-from stagec.runtime.chakra.wire import DecodedAttr, DecodedNode, WireError, decode_metadata, decode_node, iter_records
+from stagec.runtime.chakra.wire import (
+    DecodedAttr,
+    WireError,
+    _read_varint,
+    _read_varint_fast,
+    _signed32,
+    decode_attr,
+    decode_metadata,
+    decode_node,
+)
 
 COMM_GROUP_FILE = "comm_group.json"
 ALL_RANKS_GROUP = "0"  # pg_name "" or "0": every rank
@@ -80,6 +89,7 @@ class FileSummary:
     sends: list[tuple[int, int, int, int, int, str]] = field(default_factory=list)  # (src, dst, tag, size, id, name)
     recvs: list[tuple[int, int, int, int, int, str]] = field(default_factory=list)
     collectives: dict[str, tuple[int, bytes]] = field(default_factory=dict)  # group -> (count, digest)
+    sequence: list[tuple[int, str, int, int]] = field(default_factory=list)  # see check_file's keep_group
 
 
 @dataclass
@@ -202,14 +212,6 @@ def _kind(a: DecodedAttr) -> str:
     return f"{_KIND_NAMES.get(a.field, 'no value')} (field {a.field})"
 
 
-def _label(file: str, node: DecodedNode) -> str:
-    return f"{file}: node {node.id} '{node.name}'"
-
-
-def _node_type_name(t: int) -> str:
-    return _NODE_TYPE_NAMES.get(t, f"type {t}")
-
-
 def _int_value(a: DecodedAttr) -> int:
     return int(a.value)  # bool and every integer kind
 
@@ -243,182 +245,363 @@ def _metadata_problem(buf: bytes, start: int, end: int) -> str | None:
     return f"is not a GlobalMetadata (fields {sorted({t >> 3 for t in meta.unknown_tags})}, version '{meta.version}')"
 
 
-def check_file(directory: str, file: str, rank: int, context: _Context) -> FileSummary:
-    """Phase 1 on one rank's file."""
+# What a node's type and attributes mean for the checks: kinds of _Profile.
+_OTHER, _COLLECTIVE, _SEND, _RECV = 0, 1, 2, 3
+
+
+@dataclass(slots=True, frozen=True)
+class _Profile:
+    """A node's type and attributes, judged once: every node of a file with the same
+    type and attribute bytes shares it (a trace repeats a few dozen of them)."""
+
+    defects: tuple[str, ...] = ()  # what follows "FILE: node ID 'NAME': "
+    kind: int = _OTHER  # counted and matched only when its attributes are usable
+    group: str = ""  # a collective's communicator group ("0": all ranks)
+    comm_type: int = 0
+    size: int = 0
+    peer: int = 0  # a send's comm_dst, a recv's comm_src
+    tag: int = 0
+
+
+def _profile(ntype: int, attr_list: list[DecodedAttr], rank: int, context: _Context) -> _Profile:
+    """The defects of a node of type `ntype` with these attributes on `rank`, and what
+    the cross-rank checks need of it."""
+    defects: list[str] = []
+    if ntype == NodeType.METADATA_NODE:
+        return _Profile(("METADATA_NODE; ASTRA-sim aborts on it: never emit one",))
+    if ntype == NodeType.INVALID_NODE or ntype not in _NODE_TYPE_NAMES:
+        what = "INVALID_NODE (type 0)" if ntype == 0 else f"unknown node type {ntype}"
+        return _Profile((f"{what}; a node is a COMP, COMM_COLL, COMM_SEND, COMM_RECV, MEM_LOAD or MEM_STORE node",))
+
+    # Attributes by name, first match wins (as ASTRA-sim looks them up).
+    attrs: dict[str, DecodedAttr] = {}
+    for a in attr_list:
+        if a.name not in attrs:
+            attrs[a.name] = a
+    for name, a in attrs.items():
+        if name in INTEGER_ATTRS:
+            if a.field not in INTEGER_ATTR_FIELDS:
+                why = "crashes on a float there" if a.field in FLOAT_ATTR_FIELDS else "reads only an integer there"
+                defects.append(f"attribute '{name}' is {_kind(a)} = {a.value!r}; ASTRA-sim {why}: write an int64 (field 9)")
+        elif name == "pg_name":
+            if a.field != AttrField.STRING:
+                defects.append(f"attribute 'pg_name' is {_kind(a)} = {a.value!r}; ASTRA-sim reads only a string (else it "
+                               f"silently uses the wrong group): write \"{a.value}\" as a string (field 29)")
+        elif name == "involved_dim":
+            if a.field != AttrField.BOOL_LIST:
+                defects.append(f"attribute 'involved_dim' is {_kind(a)}; it must be a bool list (field 28)")
+    if ntype not in _COMM_NODES:
+        return _Profile(tuple(defects))
+
+    type_name = _NODE_TYPE_NAMES[ntype]
+    is_cpu = attrs.get("is_cpu_op")
+    if is_cpu is not None and is_cpu.field in INTEGER_ATTR_FIELDS and is_cpu.value:
+        defects.append(f"is_cpu_op is true on a {type_name}; ASTRA-sim aborts: set it false or leave it out")
+    missing = [n for n in REQUIRED_ATTRS[ntype] if n not in attrs]
+    if missing:
+        defects.append(f"{type_name} without {', '.join(repr(m) for m in missing)}; it needs "
+                       f"{', '.join(REQUIRED_ATTRS[ntype])} (integers)")
+        return _Profile(tuple(defects))
+    # Beyond here an attribute of the wrong type (reported above) still counts when it
+    # holds a whole number, so that one defect does not show up again as a sequence or
+    # pairing mismatch on other ranks.
+    size = _lenient_int(attrs["comm_size"])
+    if size is None:
+        return _Profile(tuple(defects))
+    if size < 0:
+        defects.append(f"comm_size {size} is negative; it is a size in bytes")
+        return _Profile(tuple(defects))
+
+    if ntype == NodeType.COMM_COLL_NODE:
+        comm_type = _lenient_int(attrs["comm_type"])
+        if comm_type is None:
+            return _Profile(tuple(defects))
+        if comm_type not in _COMM_TYPE_NAMES:
+            defects.append(f"comm_type {comm_type} is not a CollectiveCommType; use one ASTRA-sim simulates: {_SIMULATED}")
+            return _Profile(tuple(defects))
+        if comm_type in UNSUPPORTED_COMM_TYPES:
+            defects.append(f"comm_type {_COMM_TYPE_NAMES[comm_type]} ({comm_type}); ASTRA-sim aborts on it: use one it "
+                           f"simulates ({_SIMULATED})")
+        pg = attrs.get("pg_name")
+        if pg is not None and pg.field != AttrField.STRING:
+            return _Profile(tuple(defects))  # reported above; which group ASTRA-sim takes is anyone's guess
+        group = ALL_RANKS_GROUP if pg is None or pg.value in ("", ALL_RANKS_GROUP) else pg.value
+        groups = context.groups
+        if group != ALL_RANKS_GROUP:
+            if groups is None:
+                defects.append(f"pg_name '{group}' but there is no {COMM_GROUP_FILE}; write {COMM_GROUP_FILE} with "
+                               f"group '{group}', or use \"\" for all ranks")
+                return _Profile(tuple(defects))
+            if group not in groups:
+                known = ", ".join(sorted(groups, key=lambda k: (len(k), k))[:10]) or "none"
+                defects.append(f"pg_name '{group}' is not a group of {COMM_GROUP_FILE} (groups: {known}); use one of "
+                               "them, or \"\" for all ranks")
+                return _Profile(tuple(defects))
+            if rank not in groups[group]:
+                defects.append(f"rank {rank} is not a member of group '{group}' {sorted(groups[group])[:16]} "
+                               f"({COMM_GROUP_FILE}); a rank joins only its own groups' collectives")
+                return _Profile(tuple(defects))
+        return _Profile(tuple(defects), _COLLECTIVE, group, comm_type, size)
+
+    tag = _lenient_int(attrs["comm_tag"])
+    if ntype == NodeType.COMM_SEND_NODE:
+        peer = _lenient_int(attrs["comm_dst"])
+        src = attrs.get("comm_src")
+        own = None if src is None else _lenient_int(src)
+        if own is not None and own != rank:
+            defects.append(f"comm_src {own} on a send of rank {rank}; it must be the sender's own rank {rank}, or left out")
+        peer_name = "comm_dst"
+    else:
+        peer = _lenient_int(attrs["comm_src"])
+        peer_name = "comm_src"
+    if tag is None or peer is None:
+        return _Profile(tuple(defects))
+    if tag < 0:
+        defects.append(f"comm_tag {tag} is negative; tags must be >= 0")
+    if not 0 <= peer < context.ranks or peer == rank:
+        defects.append(f"{peer_name} {peer} is not another rank (ranks 0..{context.ranks - 1}, this is rank {rank})")
+        return _Profile(tuple(defects))
+    return _Profile(tuple(defects), _SEND if ntype == NodeType.COMM_SEND_NODE else _RECV, size=size, peer=peer, tag=tag)
+
+
+class _NotAttrsOnly(Exception):
+    """Fields other than attributes follow the first attribute: take the general path."""
+
+
+def _attrs_of(blob: bytes) -> list[DecodedAttr]:
+    """The attributes of a node body's tail that holds only `attr` fields."""
+    out = []
+    pos = 0
+    end = len(blob)
+    while pos < end:
+        if blob[pos] != 0x52:
+            raise _NotAttrsOnly
+        n, start = _read_varint(blob, pos + 1)
+        stop = start + n
+        if stop > end:
+            raise WireError("attribute runs past the end of the node", pos)
+        out.append(decode_attr(blob, start, stop))
+        pos = stop
+    return out
+
+
+_NO_DEPS: list[int] = []
+
+
+def _packed_deps(buf: bytes, pos: int) -> tuple[list[int], int]:
+    """A packed uint64 list at `pos` (its length first): (values, position after)."""
+    n = buf[pos]
+    if n < 0x80:
+        pos += 1
+    else:
+        n, pos = _read_varint(buf, pos)
+    stop = pos + n
+    raw = buf[pos:stop]
+    if len(raw) != n:
+        raise WireError("dependency list runs past the end of the data", pos)
+    if n and max(raw) < 0x80:
+        return list(raw), stop  # every varint one byte
+    out = []
+    while pos < stop:
+        b = buf[pos]
+        if b < 0x80:
+            out.append(b)
+            pos += 1
+        else:
+            v, pos = _read_varint_fast(buf, pos)
+            out.append(v)
+    if pos != stop:
+        raise WireError("packed dependency list ends inside a value", stop)
+    return out, stop
+
+
+def check_file(directory: str, file: str, rank: int, context: _Context, keep_group: str | None = None) -> FileSummary:
+    """Phase 1 on one rank's file.
+
+    The record loop is written for speed (a file can hold 10^5 nodes, a trace 10^8):
+    the head fields of a node (id, name, type, deps) are read inline, and its
+    attribute bytes - which a trace repeats - are judged once per file (_Profile).
+    A node laid out differently (fields after its attributes, unknown fields) or
+    malformed goes through the general decoder, which names the defect.
+
+    `keep_group`: also keep the (id, name, comm_type, comm_size) of the collectives on
+    that group in `summary.sequence`, to say where two members' sequences differ."""
     summary = FileSummary(file, rank)
     defects = summary.defects
-    path = os.path.join(directory, file)
     try:
-        with open(path, "rb") as stream:
+        with open(os.path.join(directory, file), "rb") as stream:
             buf = stream.read()
     except OSError as error:
         defects.append(f"{file}: cannot read it ({error.strerror})")
         summary.complete = False
         return summary
 
-    nodes: list[DecodedNode] = []
-    records = iter_records(buf)
-    index = 0
-    try:
-        for record in records:
-            try:
-                if index == 0:
-                    problem = _metadata_problem(buf, record.start, record.end)
-                    if problem:
-                        defects.append(f"{file}: record 0 (byte 0) {problem}; readers take record 0 as metadata "
-                                       "whatever it is: write GlobalMetadata{version: \"0.0.4\"} first")
-                else:
-                    nodes.append(decode_node(buf, record.start, record.end))
-            except WireError as error:
-                defects.append(f"{file}: record {index} (byte {record.offset}): {error.reason}; it must be a well-formed "
-                               f"{'GlobalMetadata' if index == 0 else 'Node'} message")
-            except IndexError:
-                defects.append(f"{file}: record {index} (byte {record.offset}): a field runs past the end of the file")
-            index += 1
-    except WireError as error:
-        defects.append(f"{file}: record {index} (byte {error.offset}): {error.reason}; records are a varint32 length > 0 "
-                       "and that many bytes; nothing after this point was checked")
-        summary.complete = False
-    if index == 0:
-        defects.append(f"{file}: empty file; a trace starts with a GlobalMetadata record")
-    del buf
-
-    _check_nodes(file, rank, nodes, context, summary)
-    return summary
-
-
-def _check_nodes(file: str, rank: int, nodes: list[DecodedNode], context: _Context, summary: FileSummary) -> None:
-    defects = summary.defects
-    ranks = context.ranks
-    groups = context.groups
-    by_id: dict[int, DecodedNode] = {}
-    type_counts = Counter()
+    rv = _read_varint_fast
+    n = len(buf)
+    profiles: dict[tuple[int, bytes], _Profile] = {}
+    names: dict[bytes, str] = {}
+    ids: dict[int, str] = {}  # id -> name of the first node with it
+    type_counts: dict[int, int] = {}
     coll_counts: Counter = Counter()
     coll_bytes: Counter = Counter()
     p2p = {"SEND": [0, 0], "RECV": [0, 0]}
     collectives: list[tuple[int, str, int, int]] = []  # (id, group, comm_type, comm_size)
-
-    for node in nodes:
-        nid = node.id
-        ntype = node.type
-        type_counts[ntype] += 1
-        if nid in by_id:
-            other = by_id[nid]
-            defects.append(f"{_label(file, node)}: duplicate node id {nid} (node '{other.name}' has it too); "
-                           "ids must be unique in a file (ASTRA-sim silently keeps one)")
+    edges: list[tuple[int, list[int], list[int]]] = []  # (id, data_deps, ctrl_deps) of nodes with deps
+    unseen: list[tuple[int, str, str, int]] = []  # deps on ids not seen yet: (id, name, field, dep)
+    backward = True  # every dep names a smaller id: no cycle is possible
+    total = 0
+    index = 0
+    pos = 0
+    while pos < n:
+        # -- framing: a varint32 length > 0, then that many bytes
+        offset = pos
+        b = buf[pos]
+        if b < 0x80:
+            length = b
+            start = pos + 1
         else:
-            by_id[nid] = node
-        if ntype == NodeType.METADATA_NODE:
-            defects.append(f"{_label(file, node)}: METADATA_NODE; ASTRA-sim aborts on it: never emit one")
-            continue
-        if ntype == NodeType.INVALID_NODE or ntype not in _NODE_TYPE_NAMES:
-            defects.append(f"{_label(file, node)}: {'INVALID_NODE (type 0)' if ntype == 0 else f'unknown node type {ntype}'}; "
-                           "a node is a COMP, COMM_COLL, COMM_SEND, COMM_RECV, MEM_LOAD or MEM_STORE node")
+            try:
+                length, start = _read_varint(buf, pos)
+            except WireError as error:
+                length, start = -1, error.reason
+            if length < 0 or start - pos > 5 or length > 0xFFFFFFFF:
+                reason = start if length < 0 else f"record length is not a varint32 ({start - pos} bytes, value {length})"
+                defects.append(f"{file}: record {index} (byte {offset}): {reason}; records are a varint32 length > 0 and "
+                               "that many bytes; nothing after this point was checked")
+                summary.complete = False
+                break
+        end = start + length
+        if length == 0 or end > n:
+            reason = ("zero-length record (Chakra's Python reader stops here as at the end of the file)" if length == 0
+                      else f"truncated record: its length says {length} bytes, {n - start} are left")
+            defects.append(f"{file}: record {index} (byte {offset}): {reason}; records are a varint32 length > 0 and "
+                           "that many bytes; nothing after this point was checked")
+            summary.complete = False
+            break
+        pos = end
+        index += 1
+        if index == 1:
+            problem = _metadata_problem(buf, start, end)
+            if problem:
+                defects.append(f"{file}: record 0 (byte 0) {problem}; readers take record 0 as metadata whatever it "
+                               "is: write GlobalMetadata{version: \"0.0.4\"} first")
             continue
 
-        # Attributes by name, first match wins (as ASTRA-sim looks them up).
-        attrs: dict[str, DecodedAttr] = {}
-        for a in node.attrs:
-            if a.name not in attrs:
-                attrs[a.name] = a
-        for name, a in attrs.items():
-            if name in INTEGER_ATTRS:
-                if a.field not in INTEGER_ATTR_FIELDS:
-                    why = "crashes on a float there" if a.field in FLOAT_ATTR_FIELDS else "reads only an integer there"
-                    defects.append(f"{_label(file, node)}: attribute '{name}' is {_kind(a)} = {a.value!r}; ASTRA-sim {why}: "
-                                   "write an int64 (field 9)")
-            elif name == "pg_name":
-                if a.field != AttrField.STRING:
-                    defects.append(f"{_label(file, node)}: attribute 'pg_name' is {_kind(a)} = {a.value!r}; ASTRA-sim "
-                                   "reads only a string (else it silently uses the wrong group): write "
-                                   f"\"{a.value}\" as a string (field 29)")
-            elif name == "involved_dim":
-                if a.field != AttrField.BOOL_LIST:
-                    defects.append(f"{_label(file, node)}: attribute 'involved_dim' is {_kind(a)}; it must be a bool "
-                                   "list (field 28)")
-        is_cpu = attrs.get("is_cpu_op")
-        if ntype in _COMM_NODES:
-            if is_cpu is not None and is_cpu.field in INTEGER_ATTR_FIELDS and is_cpu.value:
-                defects.append(f"{_label(file, node)}: is_cpu_op is true on a {_NODE_TYPE_NAMES[ntype]}; ASTRA-sim aborts: "
-                               "set it false or leave it out")
-            missing = [n for n in REQUIRED_ATTRS[ntype] if n not in attrs]
-            if missing:
-                defects.append(f"{_label(file, node)}: {_NODE_TYPE_NAMES[ntype]} without {', '.join(repr(m) for m in missing)}; "
-                               f"it needs {', '.join(REQUIRED_ATTRS[ntype])} (integers)")
-                continue
-            # Beyond here, an attribute of the wrong type (reported above) still counts
-            # when it holds a whole number, so that one defect does not also show up as
-            # a sequence or pairing mismatch on every other rank.
-            size = _lenient_int(attrs["comm_size"])
-            if size is None:
-                continue
-            if size < 0:
-                defects.append(f"{_label(file, node)}: comm_size {size} is negative; it is a size in bytes")
-                continue
-            if ntype == NodeType.COMM_COLL_NODE:
-                comm_type = _lenient_int(attrs["comm_type"])
-                if comm_type is None:
-                    continue
-                if comm_type not in _COMM_TYPE_NAMES:
-                    defects.append(f"{_label(file, node)}: comm_type {comm_type} is not a CollectiveCommType; "
-                                   f"use one ASTRA-sim simulates: {_SIMULATED}")
-                    continue
-                if comm_type in UNSUPPORTED_COMM_TYPES:
-                    defects.append(f"{_label(file, node)}: comm_type {_COMM_TYPE_NAMES[comm_type]} ({comm_type}); "
-                                   f"ASTRA-sim aborts on it: use one it simulates ({_SIMULATED})")
-                pg = attrs.get("pg_name")
-                if pg is not None and pg.field != AttrField.STRING:
-                    continue  # reported above; which group ASTRA-sim would take is anyone's guess
-                group = ALL_RANKS_GROUP if pg is None or pg.value in ("", ALL_RANKS_GROUP) else pg.value
-                if group != ALL_RANKS_GROUP:
-                    if groups is None:
-                        defects.append(f"{_label(file, node)}: pg_name '{group}' but there is no {COMM_GROUP_FILE}; "
-                                       f"write {COMM_GROUP_FILE} with group '{group}', or use \"\" for all ranks")
-                        continue
-                    if group not in groups:
-                        known = ", ".join(sorted(groups, key=lambda k: (len(k), k))[:10]) or "none"
-                        defects.append(f"{_label(file, node)}: pg_name '{group}' is not a group of {COMM_GROUP_FILE} "
-                                       f"(groups: {known}); use one of them, or \"\" for all ranks")
-                        continue
-                    if rank not in groups[group]:
-                        defects.append(f"{_label(file, node)}: rank {rank} is not a member of group '{group}' "
-                                       f"{sorted(groups[group])[:16]} ({COMM_GROUP_FILE}); a rank joins only its own groups' "
-                                       "collectives")
-                        continue
-                coll_counts[comm_type] += 1
-                coll_bytes[comm_type] += size
-                collectives.append((node.id, group, comm_type, size))
-            else:
-                tag = _lenient_int(attrs["comm_tag"])
-                if ntype == NodeType.COMM_SEND_NODE:
-                    peer = _lenient_int(attrs["comm_dst"])
-                    src = attrs.get("comm_src")
-                    own = None if src is None else _lenient_int(src)
-                    if own is not None and own != rank:
-                        defects.append(f"{_label(file, node)}: comm_src {own} on a send of rank {rank}; "
-                                       f"it must be the sender's own rank {rank}, or left out")
-                    peer_name = "comm_dst"
+        # -- the node's head fields, inline; its attributes as one byte string
+        nid = ntype = 0
+        name_raw = b""
+        data = ctrl = _NO_DEPS
+        blob = b""
+        p = start
+        try:
+            while p < end:
+                tag = buf[p]
+                if tag == 0x52:
+                    blob = buf[p:end]
+                    p = end
+                    break
+                p += 1
+                if tag == 0x08:
+                    v = buf[p]
+                    if v < 0x80:
+                        nid = v
+                        p += 1
+                    else:
+                        nid, p = rv(buf, p)
+                elif tag == 0x12:
+                    k = buf[p]
+                    if k < 0x80:
+                        p += 1
+                    else:
+                        k, p = rv(buf, p)
+                    name_raw = buf[p:p + k]
+                    p += k
+                elif tag == 0x18:
+                    ntype, p = rv(buf, p)
+                elif tag == 0x2A:
+                    data, p = _packed_deps(buf, p)
+                elif tag == 0x22:
+                    ctrl, p = _packed_deps(buf, p)
+                elif tag == 0x38 or tag == 0x30:
+                    _, p = rv(buf, p)
                 else:
-                    peer = _lenient_int(attrs["comm_src"])
-                    peer_name = "comm_src"
-                if tag is None or peer is None:
-                    continue
-                if tag < 0:
-                    defects.append(f"{_label(file, node)}: comm_tag {tag} is negative; tags must be >= 0")
-                if not 0 <= peer < ranks or peer == rank:
-                    defects.append(f"{_label(file, node)}: {peer_name} {peer} is not another rank (ranks 0..{ranks - 1}, "
-                                   f"this is rank {rank})")
-                    continue
-                if ntype == NodeType.COMM_SEND_NODE:
-                    p2p["SEND"][0] += 1
-                    p2p["SEND"][1] += size
-                    summary.sends.append((rank, peer, tag, size, node.id, node.name))
-                else:
-                    p2p["RECV"][0] += 1
-                    p2p["RECV"][1] += size
-                    summary.recvs.append((peer, rank, tag, size, node.id, node.name))
+                    p = -1
+                    break
+        except (WireError, IndexError):
+            p = -1
+        profile = None
+        if p == end:
+            profile = profiles.get((ntype, blob))
+            name = names.get(name_raw)
+            if name is None:
+                try:
+                    name = names[name_raw] = name_raw.decode()
+                except UnicodeDecodeError:
+                    p = -1
+            if profile is None and p == end:
+                try:
+                    profile = profiles[(ntype, blob)] = _profile(ntype, _attrs_of(blob), rank, context)
+                except (_NotAttrsOnly, WireError, IndexError):
+                    p = -1
+        if p != end:
+            try:
+                node = decode_node(buf, start, end)
+            except WireError as error:
+                defects.append(f"{file}: record {index - 1} (byte {offset}): {error.reason}; it must be a well-formed "
+                               "Node message")
+                continue
+            except IndexError:
+                defects.append(f"{file}: record {index - 1} (byte {offset}): a field runs past the end of the record")
+                continue
+            nid, name, ntype, data, ctrl = node.id, node.name, node.type, node.data_deps, node.ctrl_deps
+            profile = _profile(ntype, node.attrs, rank, context)
+        if ntype > 0x7FFFFFFF:
+            ntype = _signed32(ntype)
 
-    _check_deps(file, nodes, by_id, defects)
+        # -- the node
+        total += 1
+        type_counts[ntype] = type_counts.get(ntype, 0) + 1
+        if profile.defects:
+            label = f"{file}: node {nid} '{name}'"
+            defects.extend(f"{label}: {d}" for d in profile.defects)
+        if nid in ids:
+            defects.append(f"{file}: node {nid} '{name}': duplicate node id {nid} (node '{ids[nid]}' has it too); ids "
+                           "must be unique in a file (ASTRA-sim silently keeps one)")
+        else:
+            ids[nid] = name
+            if data or ctrl:  # (a duplicate's deps are not followed: which node ASTRA-sim keeps is unknown)
+                edges.append((nid, data, ctrl))
+                for field_name, deps in (("data_deps", data), ("ctrl_deps", ctrl)):
+                    for dep in deps:
+                        if dep not in ids:
+                            unseen.append((nid, name, field_name, dep))
+                        if dep >= nid:
+                            backward = False
+        kind = profile.kind
+        if kind == _COLLECTIVE:
+            coll_counts[profile.comm_type] += 1
+            coll_bytes[profile.comm_type] += profile.size
+            collectives.append((nid, profile.group, profile.comm_type, profile.size))
+            if keep_group == profile.group:
+                summary.sequence.append((nid, name, profile.comm_type, profile.size))
+        elif kind == _SEND:
+            p2p["SEND"][0] += 1
+            p2p["SEND"][1] += profile.size
+            summary.sends.append((rank, profile.peer, profile.tag, profile.size, nid, name))
+        elif kind == _RECV:
+            p2p["RECV"][0] += 1
+            p2p["RECV"][1] += profile.size
+            summary.recvs.append((profile.peer, rank, profile.tag, profile.size, nid, name))
+    if index == 0 and summary.complete:
+        defects.append(f"{file}: empty file; a trace starts with a GlobalMetadata record")
+    del buf
+
+    for nid, name, field_name, dep in unseen:
+        if dep not in ids:
+            defects.append(f"{file}: node {nid} '{name}': {field_name} names node {dep}, which is not in this file; "
+                           "dependencies must name nodes of the same file")
+    if not backward:
+        _check_cycles(file, ids, edges, defects)
 
     # Collective sequences, in issue order (smallest id first), one digest per group.
     collectives.sort()
@@ -429,11 +612,12 @@ def _check_nodes(file: str, rank: int, nodes: list[DecodedNode], context: _Conte
             entry = digests[group] = [0, hashlib.blake2b(digest_size=16)]
         entry[0] += 1
         entry[1].update(_SEQ_ITEM.pack(comm_type, size))
-    summary.collectives = {g: (n, h.digest()) for g, (n, h) in digests.items()}
-    summary.counts = _stats_items(len(nodes), type_counts, coll_counts, coll_bytes, p2p)
+    summary.collectives = {g: (count, h.digest()) for g, (count, h) in digests.items()}
+    summary.counts = _stats_items(total, type_counts, coll_counts, coll_bytes, p2p)
+    return summary
 
 
-def _stats_items(total: int, types: Counter, colls: Counter, coll_bytes: Counter, p2p: dict) -> tuple:
+def _stats_items(total: int, types: Mapping[int, int], colls: Counter, coll_bytes: Counter, p2p: dict) -> tuple:
     items: list = [("nodes", total)]
     items += [(_NODE_TYPE_NAMES.get(t, f"type {t}"), types[t]) for t in sorted(types)]
     items += [(_COMM_TYPE_NAMES[t], (colls[t], coll_bytes[t])) for t in sorted(colls)]
@@ -445,22 +629,18 @@ def _stats_dict(items: tuple) -> dict:
     return {k: ({"count": v[0], "bytes": v[1]} if isinstance(v, tuple) else v) for k, v in items}
 
 
-def _check_deps(file: str, nodes: list[DecodedNode], by_id: dict[int, DecodedNode], defects: list[str]) -> None:
-    """Dependencies name nodes of this file and form no cycle (Kahn's algorithm, then
-    an iterative search for each cycle among the nodes it could not order)."""
+def _check_cycles(file: str, ids: Mapping[int, str], edges: list[tuple[int, list[int], list[int]]],
+                  defects: list[str]) -> None:
+    """No dependency cycle: Kahn's algorithm, then an iterative search for each cycle
+    among the nodes it could not order (no recursion: a file holds 10^5 nodes)."""
     succs: dict[int, list[int]] = {}
-    indegree: dict[int, int] = dict.fromkeys(by_id, 0)
-    for node in nodes:
-        if by_id.get(node.id) is not node:
-            continue  # a duplicate id: reported already
-        for kind, deps in (("data_deps", node.data_deps), ("ctrl_deps", node.ctrl_deps)):
+    indegree: dict[int, int] = dict.fromkeys(ids, 0)
+    for nid, data, ctrl in edges:
+        for deps in (data, ctrl):
             for dep in deps:
-                if dep not in by_id:
-                    defects.append(f"{_label(file, node)}: {kind} names node {dep}, which is not in this file; "
-                                   "dependencies must name nodes of the same file")
-                    continue
-                succs.setdefault(dep, []).append(node.id)
-                indegree[node.id] += 1
+                if dep in ids:
+                    succs.setdefault(dep, []).append(nid)
+                    indegree[nid] += 1
     ready = [i for i, d in indegree.items() if d == 0]
     ordered = 0
     while ready:
@@ -474,10 +654,9 @@ def _check_deps(file: str, nodes: list[DecodedNode], by_id: dict[int, DecodedNod
         return
     stuck = {i for i, d in indegree.items() if d > 0}
     for cycle in _cycles(stuck, succs):
-        head = by_id[cycle[0]]
         shown = cycle[:12]
         path = " -> ".join(str(i) for i in shown) + (f" -> ... ({len(cycle)} nodes)" if len(cycle) > 12 else f" -> {cycle[0]}")
-        defects.append(f"{_label(file, head)}: dependency cycle {path}; the graph must be acyclic "
+        defects.append(f"{file}: node {cycle[0]} '{ids[cycle[0]]}': dependency cycle {path}; the graph must be acyclic "
                        "(ASTRA-sim never issues these nodes and still exits 0)")
 
 
@@ -608,32 +787,11 @@ class _PointToPoint:
         return out
 
 
-def _collective_sequence(directory: str, file: str, group: str) -> list[tuple[int, str, int, int]]:
-    """(id, name, comm_type, comm_size) of a file's collectives on `group`, in issue order."""
-    with open(os.path.join(directory, file), "rb") as stream:
-        buf = stream.read()
-    out = []
-    for i, record in enumerate(iter_records(buf)):
-        if i == 0:
-            continue
-        try:
-            node = decode_node(buf, record.start, record.end)
-        except (WireError, IndexError):
-            continue
-        if node.type != NodeType.COMM_COLL_NODE:
-            continue
-        attrs: dict[str, DecodedAttr] = {}
-        for a in node.attrs:
-            attrs.setdefault(a.name, a)
-        pg = attrs.get("pg_name")
-        name = ALL_RANKS_GROUP if pg is None or pg.value in ("", ALL_RANKS_GROUP) else pg.value
-        try:
-            if name == group:
-                out.append((node.id, node.name, _int_value(attrs["comm_type"]), _int_value(attrs["comm_size"])))
-        except (KeyError, TypeError, ValueError):
-            continue
-    out.sort()
-    return out
+def _collective_sequence(directory: str, file: str, rank: int, group: str, context: _Context
+                         ) -> list[tuple[int, str, int, int]]:
+    """(id, name, comm_type, comm_size) of a file's collectives on `group`, in issue
+    order, as phase 1 digested them."""
+    return sorted(check_file(directory, file, rank, context, keep_group=group).sequence)
 
 
 def _describe(item: tuple[int, str, int, int]) -> str:
@@ -641,11 +799,11 @@ def _describe(item: tuple[int, str, int, int]) -> str:
     return f"{_COMM_TYPE_NAMES.get(comm_type, comm_type)} of {size} bytes (node {nid} '{name}')"
 
 
-def _sequence_difference(directory: str, prefix: str, group: str, rank: int, ref_rank: int,
+def _sequence_difference(directory: str, prefix: str, group: str, rank: int, ref_rank: int, context: _Context,
                          cache: dict) -> str:
-    mine = _collective_sequence(directory, f"{prefix}.{rank}.et", group)
+    mine = _collective_sequence(directory, f"{prefix}.{rank}.et", rank, group, context)
     if (group, ref_rank) not in cache:
-        cache[(group, ref_rank)] = _collective_sequence(directory, f"{prefix}.{ref_rank}.et", group)
+        cache[(group, ref_rank)] = _collective_sequence(directory, f"{prefix}.{ref_rank}.et", ref_rank, group, context)
     ref = cache[(group, ref_rank)]
     for k, (a, b) in enumerate(zip(mine, ref)):
         if a[2:] != b[2:]:
@@ -654,17 +812,19 @@ def _sequence_difference(directory: str, prefix: str, group: str, rank: int, ref
     if len(mine) < len(ref):
         return (f"{prefix}.{rank}.et: group '{group}': {len(mine)} collectives where rank {ref_rank} issues {len(ref)}; "
                 f"nothing here matches rank {ref_rank}'s #{len(mine) + 1}, {_describe(ref[len(mine)])}")
+    if len(mine) == len(ref):  # the files changed since phase 1
+        return f"{prefix}.{rank}.et: group '{group}': its collectives differ from rank {ref_rank}'s"
     extra = mine[len(ref)]
     return (f"{prefix}.{rank}.et: node {extra[0]} '{extra[1]}': collective #{len(ref) + 1} on group '{group}' has no "
             f"counterpart: rank {ref_rank} issues only {len(ref)} there")
 
 
-def _check_collectives(directory: str, prefix: str, summaries: Sequence[FileSummary], ranks: int,
-                       groups: Mapping[str, frozenset[int]] | None, defects: list[str]) -> None:
+def _check_collectives(directory: str, prefix: str, summaries: Sequence[FileSummary], context: _Context,
+                       defects: list[str]) -> None:
     """Each group's members issue the same (comm_type, comm_size) sequence."""
     complete = {s.rank: s for s in summaries if s.complete}
-    all_groups: dict[str, frozenset[int] | range] = {ALL_RANKS_GROUP: range(ranks)}
-    all_groups.update(groups or {})
+    all_groups: dict[str, frozenset[int] | range] = {ALL_RANKS_GROUP: range(context.ranks)}
+    all_groups.update(context.groups or {})
     cache: dict = {}
     empty = (0, b"")
     for group, members in sorted(all_groups.items(), key=lambda kv: (len(kv[0]), kv[0])):
@@ -679,7 +839,7 @@ def _check_collectives(directory: str, prefix: str, summaries: Sequence[FileSumm
         ref_rank = next(r for r, s in seqs.items() if s == reference_seq)
         odd = [r for r, s in seqs.items() if s != reference_seq]
         for rank in odd:
-            detail = _sequence_difference(directory, prefix, group, rank, ref_rank, cache)
+            detail = _sequence_difference(directory, prefix, group, rank, ref_rank, context, cache)
             defects.append(f"{detail}; ASTRA-sim pairs collectives by issue order, so every member of group '{group}' "
                            "must issue the same sequence (else it hangs or mismatches and still exits 0)")
 
@@ -743,5 +903,5 @@ def check_trace(directory: str, prefix: str | None = None, jobs: int | None = 1)
                 take(summary)
 
     defects += p2p.defects(prefix, {s.rank for s in summaries if not s.complete})
-    _check_collectives(directory, prefix, summaries, ranks, groups, defects)
+    _check_collectives(directory, prefix, summaries, context, defects)
     return report

@@ -389,6 +389,23 @@ def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
         raise WireError("varint runs past the end of the data", start) from None
 
 
+def _read_varint_fast(buf: bytes, pos: int) -> tuple[int, int]:
+    """_read_varint unrolled for up to three bytes (ids and sizes below 2**21), the
+    common case; an IndexError past the end of `buf` is the caller's to catch."""
+    b = buf[pos]
+    if b < 0x80:
+        return b, pos + 1
+    result = b & 0x7F
+    b = buf[pos + 1]
+    if b < 0x80:
+        return result | b << 7, pos + 2
+    result |= (b & 0x7F) << 7
+    b = buf[pos + 2]
+    if b < 0x80:
+        return result | b << 14, pos + 3
+    return _read_varint(buf, pos)
+
+
 class Record(NamedTuple):
     offset: int  # where its length prefix starts
     start: int  # first byte of the message
@@ -626,7 +643,7 @@ def _decode_packed_uvarints(buf: bytes, pos: int, stop: int, out: list[int]) -> 
             out.append(b)
             pos += 1
         else:
-            v, pos = _read_varint(buf, pos)
+            v, pos = _read_varint_fast(buf, pos)
             out.append(v)
     if pos != stop:
         raise WireError("packed dependency list ends inside a value", stop)
@@ -653,7 +670,7 @@ def decode_node(buf: bytes, pos: int = 0, end: int | None = None) -> DecodedNode
     duration = 0
     attrs: list[DecodedAttr] = []
     cache = _ATTR_DECODED
-    rv = _read_varint
+    rv = _read_varint_fast
     while pos < end:
         at = pos
         tag = buf[pos]

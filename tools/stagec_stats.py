@@ -46,8 +46,10 @@ then one rank's, with its communication by collective type. --micro-batch is per
 data-parallel replica (Megatron's micro-batch size); --batch is the global batch.
   stagec stats --model gpt3-5b --tp 8 --sp --batch 8
   stagec stats --model llama3-70b --dp 2 --tp 8 --fsdp 2 --batch 64 --seq 4096
---pp (stg-pipeline) is refused for now: the memory and FLOP analyses do not yet follow
-a pipeline stage's calls into its forward and backward functions."""
+--pp runs stg-pipeline after them (--schedule 1f1b or gpipe): the report has one rank
+class per pipeline stage, each stage's peak with its in-flight micro-batches.
+  stagec stats --model gpt3-5b --pp 8 --batch 64 --seq 2048
+  stagec stats --model llama3-70b --tp 4 --pp 2 --batch 16 --seq 4096 --schedule gpipe"""
 
 
 def _positive(text: str) -> int:
@@ -87,6 +89,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for axis in STRATEGY_AXES:
         strategy.add_argument(f"--{axis}", type=_positive, default=1, metavar="N", help=f"{axis} size (default: 1)")
     strategy.add_argument("--sp", action="store_true", help="Megatron sequence parallelism on the tp axis")
+    strategy.add_argument(
+        "--schedule", default="1f1b", choices=("1f1b", "gpipe"),
+        help="pipeline schedule of the micro-batches with --pp (default: %(default)s)",
+    )
 
 
 def add_parser(subcommands) -> argparse.ArgumentParser:
@@ -106,11 +112,6 @@ def add_parser(subcommands) -> argparse.ArgumentParser:
 
 def _check_args(args: argparse.Namespace) -> int:
     """The number of micro-batches; a usage error for what cannot run."""
-    if args.pp > 1:
-        raise UsageError(
-            f"--pp {args.pp}: the memory and FLOP analyses do not follow a pipeline stage's calls yet; "
-            "run stg-pipeline with stagec-opt, or leave --pp out for the other axes"
-        )
     if args.sp and args.tp == 1:
         raise UsageError("--sp splits the sequence over tp: give --tp N with N > 1")
     replicas = 1
@@ -127,8 +128,10 @@ def _check_args(args: argparse.Namespace) -> int:
 
 
 def training_step(model: str, dtype: str, optimizer: str, micro_batches: int, recompute: bool,
-                  strategy: dict | None = None):
-    """The model template through stg-autodiff; bad input is a UsageError."""
+                  strategy: dict | None = None, pipeline: dict | None = None):
+    """The model template through stg-autodiff, then stg-shard and
+    stg-match-collectives for `strategy`, then stg-pipeline for `pipeline` ({"pp": 4,
+    "schedule": "1f1b"}); bad input is a UsageError."""
     from stagec.dialects import make_context
     from stagec.frontends.templates import ConfigError, build_model, load_config
     from stagec.passes.diagnostics import PassError
@@ -151,6 +154,13 @@ def training_step(model: str, dtype: str, optimizer: str, micro_batches: int, re
             StgMatchCollectives().apply(make_context(), module)
         except PassError as error:
             raise UsageError(f"stg-shard: {error}") from None
+    if pipeline:
+        from stagec.passes.stg_pipeline import StgPipeline
+
+        try:
+            StgPipeline(**pipeline).apply(make_context(), module)
+        except PassError as error:
+            raise UsageError(f"stg-pipeline: {error}") from None
     return module
 
 
@@ -171,14 +181,15 @@ def run(args: argparse.Namespace) -> None:
 
     micro_batches = _check_args(args)
     strategy = _strategy(args)
-    module = training_step(args.model, args.dtype, args.optimizer, micro_batches, args.recompute, strategy)
+    pipeline = {"pp": args.pp, "schedule": args.schedule} if args.pp > 1 else None
+    module = training_step(args.model, args.dtype, args.optimizer, micro_batches, args.recompute, strategy, pipeline)
     replicas = args.dp * args.fsdp * args.ep
     try:
         result = account(module, {"B": args.micro_batch * replicas, "S": args.seq, "M": micro_batches})
     except AccountingError as error:
         raise UsageError(str(error)) from None
     setup = {
-        "strategy": _describe(strategy),
+        "strategy": _describe(strategy | ({"pp": args.pp, "schedule": args.schedule} if pipeline else {})),
         "batch": micro_batches * args.micro_batch * replicas,
         "micro_batch": args.micro_batch,
         "micro_batches": micro_batches,

@@ -361,8 +361,10 @@ class StageBuilder:
             total = self.fetch(terms[0], fn, acc.assign)
             for term in terms[1:]:
                 total = fn.append(
-                    stg.ElementwiseOp(ElementwiseKind.ADD, [total, self.fetch(term, fn, acc.assign)], grad_type)
+                    stg.ElementwiseOp(ElementwiseKind.ADD, [total, self.fetch(term, fn, acc.assign)], total.type)
                 ).result
+            if acc.cast is not None:  # each stage casts its own partial sum
+                total = fn.append(acc.cast.clone({acc.cast.inputs[0]: total})).result
             read = fn.append(acc.read.clone()).result
             pair = [read, total] if acc.read_first else [total, read]
             grad = fn.append(stg.ElementwiseOp(ElementwiseKind.ADD, pair, grad_type)).result

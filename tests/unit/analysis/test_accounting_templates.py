@@ -157,6 +157,33 @@ def test_stats_with_a_strategy_reports_one_ranks_share_and_its_communication(cap
     assert rc["params"] < doc["params"] / 4
 
 
+def test_stats_with_pipeline_stages_reports_a_rank_class_per_stage(capsys):
+    """llama3.2-1b (16 layers, tied embedding) on tp=2 x pp=2, 4 micro-batches: each
+    stage's ranks are one class; each stage holds half the layers, the first the
+    embedding, the last the final norm and the head (the same tied table); a stage
+    sends one [B, S, H] bf16 activation or cotangent per micro-batch."""
+    code, out, err = stats(capsys, "--model", "llama3.2-1b", "--tp", "2", "--pp", "2", "--batch", "4", "--seq", "256",
+                           "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["setup"]["strategy"] == "tp=2 pp=2 schedule=1f1b"
+    first, last = doc["rank_classes"]
+    assert (first["ranks"], last["ranks"]) == ([0, 1], [2, 3])  # mesh [pp, tp]
+    whole = account(train_step("llama3.2-1b"), {"B": 1, "S": 256})
+    assert doc["params"] == whole.params
+    assert doc["tokens_per_iteration"] == 4 * 256
+    # tp splits every matrix and the table in two; the norms (2 per layer + the final
+    # one, H each) stay whole; the tied table is held by both stages:
+    # (whole - table - 33 H) / 2 + 33 H + 2 x table / 2
+    table, hidden = 128256 * 2048, 2048
+    assert first["params"] + last["params"] == (whole.params + table) // 2 + 33 * hidden // 2
+    # without sp the activation between stages is the whole [B, S, H] on every tp rank
+    activation = 1 * 256 * hidden * 2
+    assert first["communication"]["send"] == last["communication"]["recv"] == {"ops": 4, "bytes": 4 * activation}
+    for rc in (first, last):
+        assert rc["flops"]["total"] > 0 and rc["peak_memory_bytes"] > 0
+
+
 def test_stats_table_and_timeline_files(capsys, tmp_path):
     png, js = tmp_path / "mem.png", tmp_path / "mem.json"
     code, out, err = stats(
@@ -180,7 +207,8 @@ def test_stats_table_and_timeline_files(capsys, tmp_path):
         (["--model", "llama3.2-1b", "--batch", "6", "--micro-batch", "4"], "not a multiple of --micro-batch 4"),
         (["--model", "llama3.2-1b", "--tp", "3"], "tp = 3 does not divide the model's attention heads N = 32"),
         (["--model", "llama3.2-1b", "--sp"], "--sp splits the sequence over tp"),
-        (["--model", "llama3.2-1b", "--pp", "2"], "--pp 2: the memory and FLOP analyses do not follow"),
+        (["--model", "llama3.2-1b", "--pp", "17", "--batch", "32"], "pp = 17 is more than the 16 layers"),
+        (["--model", "llama3.2-1b", "--pp", "2"], "no stg.microbatch loop"),
         (["--model", "llama3.2-1b", "--dp", "2", "--batch", "3"], "2 data-parallel replicas"),
         (["--model", "/nonexistent/config.json"], "no such config file"),
     ],

@@ -47,6 +47,7 @@ def _torch_dtype(dtype: str):
 
 
 def _causal_lm_loss():
+    import torch
     import torch.nn as nn
     import torch.nn.functional as F
 
@@ -62,7 +63,8 @@ def _causal_lm_loss():
         def forward(self, input_ids, labels):
             hidden = self.model(input_ids=input_ids, use_cache=False).last_hidden_state
             logits = self.lm_head(hidden)
-            return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), labels.reshape(-1))
+            wide = torch.promote_types(logits.dtype, torch.float32)  # bf16 logits in f32, f64 stays
+            return F.cross_entropy(logits.to(wide).reshape(-1, logits.shape[-1]), labels.reshape(-1))
 
     return CausalLMLoss
 

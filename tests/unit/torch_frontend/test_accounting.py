@@ -1,0 +1,91 @@
+"""Imported models give the built-in template's parameter count and per-iteration FLOPs
+(and, as it happens, its peak memory) per rank under TP=8 and FSDP=8 - the same
+accounting `stagec stats` runs (stg-autodiff, stg-shard, stg-match-collectives,
+passes/analysis/accounting.py).
+
+The models are built at Llama-3-8B and Llama-3-70B dimensions with 2 layers instead of
+32 / 80: parameters and FLOPs are a per-layer part times L plus an L-free part, the
+same in both programs (one stg.repeat L body each), so agreement at L = 2 is agreement
+at any L. bench/import_llama70b.py imports the full 80 layers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from llama_torch import make_model
+
+from stagec.dialects import make_context
+from stagec.frontends.templates import build_model, load_config
+from stagec.frontends.torch.models import config_symbols, import_forward
+from stagec.passes.analysis.accounting import account
+from stagec.passes.stg_autodiff import StgAutodiff
+from stagec.passes.stg_match_collectives import StgMatchCollectives
+from stagec.passes.stg_shard import StgShard
+
+LAYERS = 2
+STRATEGIES = {"tp8": {"tp": 8}, "fsdp8": {"fsdp": 8}}
+SEQ = 4096
+
+
+def training_step(module, strategy):
+    StgAutodiff(optimizer="adamw").apply(make_context(), module)
+    StgShard(**strategy).apply(make_context(), module)
+    StgMatchCollectives().apply(make_context(), module)
+    return module
+
+
+def per_rank(module, strategy):
+    batch = 8 if "fsdp" in strategy else 1
+    result = account(training_step(module, strategy), {"B": batch, "S": SEQ, "M": 1})
+    (rank_class,) = result.rank_classes[:1]
+    return result.params, rank_class.flops.total, rank_class.memory.peak_bytes
+
+
+def _plain(config):
+    import torch
+
+    with torch.device("meta"):
+        model = make_model(config).to(torch.bfloat16).eval()
+    return import_forward(model, config.vocab_size, config.name, config_symbols(config))
+
+
+def _hf(config):
+    pytest.importorskip("transformers")
+    from stagec.frontends.torch.models import build_torch_model
+
+    return build_torch_model(config, "hf", "bf16")
+
+
+CASES = [("plain", "llama3-8b"), ("hf", "llama3-8b"), ("hf", "llama3-70b")]
+_cache: dict = {}
+
+
+def imported(frontend: str, name: str):
+    key = (frontend, name)
+    if key not in _cache:
+        config = dataclasses.replace(load_config(name), num_hidden_layers=LAYERS)
+        _cache[key] = (config, (_plain if frontend == "plain" else _hf)(config))
+    return _cache[key]
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+@pytest.mark.parametrize("frontend,name", CASES)
+def test_params_and_flops_match_the_template(frontend, name, strategy):
+    config, module = imported(frontend, name)
+    want = per_rank(build_model(config), STRATEGIES[strategy])
+    got = per_rank(module.clone(), STRATEGIES[strategy])
+    assert got[0] == want[0]  # parameters: exactly the template's
+    assert abs(got[1] - want[1]) <= 0.01 * want[1], (got[1], want[1])  # FLOPs per rank within 1%
+    assert abs(got[2] - want[2]) <= 0.01 * want[2], (got[2], want[2])  # peak memory per rank within 1%
+
+
+def test_imported_program_reads_like_the_template():
+    """Op for op the template's program (up to the order of independent ops)."""
+    config, module = imported("hf", "llama3-8b")
+    template = build_model(config)
+    assert sorted(op.name for op in module.walk()) == sorted(op.name for op in template.walk())
+    params = lambda m: sorted((op.tensor_name.data, str(op.result.type)) for op in m.walk() if op.name == "stg.param")  # noqa: E731
+    assert params(module) == params(template)
+    assert module.attributes["stg.config"] == template.attributes["stg.config"]

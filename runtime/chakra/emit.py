@@ -248,13 +248,14 @@ def _is_batched(equation: str) -> bool:
 
 
 class _Group:
-    __slots__ = ("members", "absorbed", "first", "static")
+    __slots__ = ("members", "absorbed", "first", "leaves", "states")
 
     def __init__(self, members: list[Operation], absorbed: list[Operation]):
         self.members = members
         self.absorbed = absorbed
         self.first = members[0]
-        self.static: int | None = None
+        self.leaves: tuple[int, ...] | None = None
+        self.states: tuple = ()
 
 
 def _fusion_plan(block: Block) -> tuple[dict[int, _Group], dict[int, int]]:
@@ -346,10 +347,11 @@ class _Expander:
         self.p = program
         self.tag_base = tag_base
         self.functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
-        self.values: dict[SSAValue, object] = {}
+        self.values: dict[int, object] = {}  # id(SSA value) -> deps (xDSL's __hash__ is slow)
         self.state: dict[tuple, tuple] = {}
         self.static_ids: dict[tuple, int] = {}
         self.plans: dict[int, tuple] = {}
+        self.compiled: dict[int, list] = {}
         self.group_values: dict[int, tuple] = {}
         self.last_comp: int | None = None
         self.streams: dict[tuple, int] = {}
@@ -377,7 +379,7 @@ class _Expander:
 
     def get(self, v: SSAValue):
         try:
-            return self.values[v]
+            return self.values[id(v)]
         except KeyError:
             owner = v.owner
             what = owner.name if isinstance(owner, Operation) else "a block argument"
@@ -430,23 +432,23 @@ class _Expander:
         its issue point on the compute stream."""
         p = self.p
         nid = len(p.node_static)
-        st = p.statics[static]
-        ctrl: list[int] = []
-        if st.type == NodeType.COMP_NODE:
-            if self.last_comp is not None:
-                ctrl.append(self.last_comp)
+        last = self.last_comp
+        if p.statics[static].type == NodeType.COMP_NODE:
+            ctrl = () if last is None or last in data else (last,)
             self.last_comp = nid
         else:
-            if stream is not None and (prev := self.streams.get(stream)) is not None:
-                ctrl.append(prev)
-            if issue and self.last_comp is not None:
-                ctrl.append(self.last_comp)
+            wanted = set()
             if stream is not None:
+                prev = self.streams.get(stream)
+                if prev is not None:
+                    wanted.add(prev)
                 self.streams[stream] = nid
+            if issue and last is not None:
+                wanted.add(last)
+            ctrl = tuple(sorted(wanted.difference(data))) if wanted else ()
         p.node_static.append(static)
         p.node_data.append(data)
-        dset = set(data)
-        p.node_ctrl.append(tuple(sorted({c for c in ctrl if c not in dset})))
+        p.node_ctrl.append(ctrl)
         p.node_ctx.append(self.ctx_index)
         return nid
 
@@ -457,69 +459,94 @@ class _Expander:
         self.set_ctx()
         self.seq = iteration
         for arg in fn.body.block.args:
-            self.values[arg] = ()
+            self.values[id(arg)] = ()
         self.walk(fn.body.block)
 
     def walk(self, block: Block) -> list:
         """Expand a block once; returns the deps of what its terminator yields."""
-        plan, _ = self.plans.get(id(block)) or self._plan(block)
+        steps = self.compiled.get(id(block))
+        if steps is None:
+            steps = self.compiled[id(block)] = self._compile(block)
         out: list = []
-        for op in block.ops:
-            if isinstance(op, (YieldOp, func.ReturnOp)):
-                out = [self.get(v) for v in op.operands]
-                continue
-            if plan and (group := plan.get(id(op))) is not None:
-                self.fused(op, group)
-                continue
-            self.visit(op)
+        values = self.values
+        for kind, op, a, b in steps:
+            if kind == 0:  # compute: one node
+                seen: set[int] = set()
+                for v in a:
+                    d = values[v]
+                    seen.update(d.union() if d.__class__ is Stacked else d)
+                d = tuple(sorted(seen))
+                if not self.comm_only:
+                    d = (self.add_node(self.compute_static(op), d),)
+                for r in b:
+                    values[r] = d
+            elif kind == 1:  # a view: deps pass on
+                seen = set()
+                for v in a:
+                    d = values[v]
+                    seen.update(d.union() if d.__class__ is Stacked else d)
+                d = tuple(sorted(seen))
+                for r in b:
+                    values[r] = d
+            elif kind == 2:  # state read
+                values[b] = self.state.get(self.state_key(op), ())
+            elif kind == 3:  # state write
+                d = values[a]
+                self.state[self.assign_key(op)] = d.union() if d.__class__ is Stacked else d
+            elif kind == 4:  # terminator
+                out = [values[v] for v in a]
+            else:
+                a(op) if b is None else a(op, b)
         return out
+
+    def _compile(self, block: Block) -> list[tuple]:
+        """The block's ops with their handlers, decided once (isinstance on xDSL's ops
+        is slow, and a layer body runs thousands of times)."""
+        plan, _ = self.plans.get(id(block)) or self._plan(block)
+        steps: list[tuple] = []
+        for op in block.ops:
+            operands = tuple(id(v) for v in op.operands)
+            results = tuple(id(r) for r in op.results)
+            if isinstance(op, (YieldOp, func.ReturnOp)):
+                steps.append((4, op, operands, None))
+            elif plan and (group := plan.get(id(op))) is not None:
+                steps.append((5, op, self.fused, group))
+            elif isinstance(op, StateOp):
+                steps.append((2, op, None, id(op.result)))
+            elif isinstance(op, AssignOp):
+                steps.append((3, op, id(op.value), None))
+            elif isinstance(op, _VIEWS):
+                steps.append((1, op, operands, results))
+            elif isinstance(op, (ReleaseOp, MeshOp)):
+                continue
+            elif isinstance(op, ReshardOp):
+                raise EmitError("a stg.reshard is left: run stg-match-collectives before emitting a trace")
+            elif isinstance(op, CollectiveOp):
+                steps.append((5, op, self.collective, None))
+            elif isinstance(op, (SendOp, RecvOp)):
+                steps.append((5, op, self.p2p, None))
+            elif isinstance(op, LoopOp):
+                steps.append((5, op, self.loop, None))
+            elif isinstance(op, PhaseOp):
+                steps.append((5, op, self.run_phase, None))
+            elif isinstance(op, func.CallOp):
+                steps.append((5, op, self.call, None))
+            elif isinstance(op, CrossEntropyOp):
+                steps.append((5, op, self.cross_entropy, None))
+            elif isinstance(op, CostInterface):
+                # offload/reload copies run as compute nodes: Chakra's memory nodes need
+                # a remote-memory configuration ASTRA-sim does not have by default
+                steps.append((0, op, operands, results))
+            elif op.regions:
+                raise EmitError(f"the emitter does not know {op.name}, which has regions")
+            else:
+                steps.append((1, op, operands, results))
+        return steps
 
     def _plan(self, block: Block) -> tuple:
         plan = _fusion_plan(block) if self.options.fuse_gemms else ({}, {})
         self.plans[id(block)] = plan
         return plan
-
-    def visit(self, op: Operation) -> None:  # noqa: C901 - one dispatch over the op kinds
-        values = self.values
-        if isinstance(op, StateOp):
-            values[op.result] = self.state.get(self.state_key(op), ())
-        elif isinstance(op, AssignOp):
-            self.state[self.assign_key(op)] = _deps(self.get(op.value))
-        elif isinstance(op, _VIEWS):
-            d = self.deps(op.operands)
-            for r in op.results:
-                values[r] = d
-        elif isinstance(op, ReleaseOp):
-            pass
-        elif isinstance(op, ReshardOp):
-            raise EmitError("a stg.reshard is left: run stg-match-collectives before emitting a trace")
-        elif isinstance(op, CollectiveOp):
-            self.collective(op)
-        elif isinstance(op, (SendOp, RecvOp)):
-            self.p2p(op)
-        elif isinstance(op, LoopOp):
-            self.loop(op)
-        elif isinstance(op, PhaseOp):
-            self.run_phase(op)
-        elif isinstance(op, func.CallOp):
-            self.call(op)
-        elif isinstance(op, CrossEntropyOp):
-            self.cross_entropy(op)
-        elif isinstance(op, CostInterface):
-            d = self.deps(op.operands)
-            # offload/reload copies run as compute nodes: Chakra's memory nodes need a
-            # remote-memory configuration ASTRA-sim does not have by default
-            nid_deps = d if self.comm_only else (self.add_node(self.compute_static(op), d),)
-            for r in op.results:
-                values[r] = nid_deps
-        elif isinstance(op, MeshOp):
-            pass
-        elif op.regions:
-            raise EmitError(f"the emitter does not know {op.name}, which has regions")
-        else:
-            d = self.deps(op.operands)
-            for r in op.results:
-                values[r] = d
 
     # state keys: per layer of a stack
     def state_key(self, op: StateOp) -> tuple:
@@ -553,9 +580,9 @@ class _Expander:
         for i in range(count):
             idx = count - 1 - i if reverse else i
             for arg, value in zip(body.args[:n], carried):
-                self.values[arg] = value
+                self.values[id(arg)] = value
             for arg, value in zip(body.args[n:], scanned):
-                self.values[arg] = value.items[idx] if isinstance(value, Stacked) else value
+                self.values[id(arg)] = value.items[idx] if isinstance(value, Stacked) else value
             if is_repeat:
                 self.layers.append(offset + idx)
             self.ctx_parts.append(f"{word}{offset + idx}")
@@ -570,9 +597,9 @@ class _Expander:
         del self.ctx_parts[depth:]
         self.set_ctx()
         for r, value in zip(op.outputs[:n], carried):
-            self.values[r] = value
+            self.values[id(r)] = value
         for r, items in zip(op.outputs[n:], stacks):
-            self.values[r] = Stacked(items)
+            self.values[id(r)] = Stacked(items)
 
     def run_phase(self, op: PhaseOp) -> None:
         kind = str(op.kind.data)
@@ -584,7 +611,7 @@ class _Expander:
         ys = self.walk(op.body.block)
         self.phase, self.comm_only = saved
         for r, y in zip(op.outputs, ys):
-            self.values[r] = y
+            self.values[id(r)] = y
 
     def call(self, op: func.CallOp) -> None:
         name = op.callee.root_reference.data
@@ -604,7 +631,7 @@ class _Expander:
         saved_seq = self.seq
         self.seq = count
         for arg, v in zip(callee.body.block.args, op.arguments):
-            self.values[arg] = self.get(v)
+            self.values[id(arg)] = self.get(v)
         self.ctx_parts.append(f"{name.rsplit('_', 1)[-1]}{count}")
         self.set_ctx()
         ys = self.walk(callee.body.block)
@@ -612,7 +639,7 @@ class _Expander:
         self.set_ctx()
         self.seq = saved_seq
         for r, y in zip(op.results, ys):
-            self.values[r] = y
+            self.values[id(r)] = y
 
     # -- compute ---------------------------------------------------------------------------
 
@@ -636,41 +663,41 @@ class _Expander:
             self.group_values[id(group)] = value
         value = self.group_values[id(group)]
         for r in op.results:
-            self.values[r] = value
+            self.values[id(r)] = value
 
     def _group_deps(self, group: _Group) -> tuple:
-        """Deps of every member's operands, resolving views that come later in the
-        block (the plan checked that what they view is computed before the group)."""
-        seen: set[int] = set()
-        inside = {id(m) for m in group.members + group.absorbed}
+        """Deps of every member's operands. Views are looked through (the plan checked
+        that what they view is computed before the group's first member), so views
+        that come later in the block need not have run yet."""
+        if group.leaves is None:
+            inside = {id(m) for m in group.members + group.absorbed}
+            leaves: set[int] = set()
+            states: list[StateOp] = []
 
-        def resolve(v: SSAValue) -> None:
-            owner = v.owner
-            if isinstance(owner, Operation) and id(owner) in inside:
-                return
-            if isinstance(owner, StateOp):
-                seen.update(self.state.get(self.state_key(owner), ()))
-                return
-            if v in self.values and not (isinstance(owner, _VIEWS) and self._later(owner, group)):
-                seen.update(_deps(self.values[v]))
-                return
-            if isinstance(owner, _VIEWS):
-                for o in owner.operands:
+            def resolve(v: SSAValue) -> None:
+                owner = v.owner
+                if isinstance(owner, Operation) and id(owner) in inside:
+                    return
+                if isinstance(owner, StateOp):
+                    states.append(owner)
+                elif isinstance(owner, _VIEWS):
+                    for o in owner.operands:
+                        resolve(o)
+                else:
+                    leaves.add(id(v))
+
+            for m in group.members:
+                for o in m.operands:
                     resolve(o)
-                return
-            seen.update(_deps(self.get(v)))
-
-        for m in group.members:
-            for o in m.operands:
-                resolve(o)
+            group.leaves, group.states = tuple(leaves), tuple(states)
+        seen: set[int] = set()
+        values = self.values
+        for v in group.leaves:
+            d = values[v]
+            seen.update(d.union() if d.__class__ is Stacked else d)
+        for state in group.states:
+            seen.update(self.state.get(self.state_key(state), ()))
         return tuple(sorted(seen))
-
-    def _later(self, owner: Operation, group: _Group) -> bool:
-        block = owner.parent_block()
-        if block is None:
-            return False
-        _, pos = self.plans.get(id(block), ({}, {}))
-        return pos.get(id(owner), -1) > pos.get(id(group.first), -1)
 
     def cross_entropy(self, op: CrossEntropyOp) -> None:
         d = self.deps(op.operands)
@@ -688,7 +715,7 @@ class _Expander:
                 static = self.static(("ce", id(op), i, self.phase), make)
                 d = (self.add_node(static, d, stream=("coll", frozenset(axes), None)),) + d
             d = (self.add_node(self.compute_static(op), tuple(sorted(set(d)))),)
-        self.values[op.result] = d
+        self.values[id(op.result)] = d
 
     # -- communication ---------------------------------------------------------------------
 
@@ -696,12 +723,12 @@ class _Expander:
         d = self.deps(op.operands)
         bucket = self.bucketed.get((id(op), tuple(self.layers)))
         if bucket is not None:
-            self.values[op.result] = (bucket,)
+            self.values[id(op.result)] = (bucket,)
             return
         axes = op.axis_names
         among = op.coordinates if isinstance(op, AllReduceStagesOp) else None
         if self.space.group_size(axes, among) == 1:
-            self.values[op.result] = d
+            self.values[id(op.result)] = d
             return
 
         def make() -> Static:
@@ -710,7 +737,7 @@ class _Expander:
 
         static = self.static(("op", id(op), self.phase), make)
         nid = self.add_node(static, d, stream=("coll", frozenset(axes), among))
-        self.values[op.result] = (nid,)
+        self.values[id(op.result)] = (nid,)
 
     def p2p(self, op: SendOp | RecvOp) -> None:
         d = self.deps(op.operands)
@@ -728,7 +755,7 @@ class _Expander:
         nid = self.add_node(static, d, stream=(role, axis, peer))
         self.p.node_tag[nid] = op.tag.value.data + self.tag_base * self.seq
         for r in op.results:
-            self.values[r] = (nid,)
+            self.values[id(r)] = (nid,)
 
     def bucket_gradients(self, phase: PhaseOp) -> None:
         """Pack the optimizer phase's gradient all-reduces into buckets (module doc)."""

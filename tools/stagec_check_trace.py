@@ -90,10 +90,9 @@ def run(args: argparse.Namespace) -> None:
     if not report.ok:
         for defect in report.defects:
             print(defect)
-        files = len(report.ranks)
-        print(f"check-trace: {len(report.defects)} defect(s) in {report.prefix}.*.et ({files} rank file(s)) "
+        sys.stdout.flush()  # the defects first, then the summary line on stderr
+        print(f"check-trace: {len(report.defects)} defect(s) in {report.prefix}.*.et ({len(report.ranks)} rank file(s)) "
               f"in {args.directory}", file=sys.stderr)
-        sys.stdout.flush()
         raise SystemExit(1)
     if args.json:
         json.dump(report.to_json(), sys.stdout)

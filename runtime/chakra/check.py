@@ -529,6 +529,8 @@ def check_file(directory: str, file: str, rank: int, context: _Context, keep_gro
                     break
         except (WireError, IndexError):
             p = -1
+        if ntype > 0x7FFFFFFF:
+            ntype = _signed32(ntype)  # an enum is an int32: a negative one is sign-extended on the wire
         profile = None
         if p == end:
             profile = profiles.get((ntype, blob))
@@ -555,8 +557,6 @@ def check_file(directory: str, file: str, rank: int, context: _Context, keep_gro
                 continue
             nid, name, ntype, data, ctrl = node.id, node.name, node.type, node.data_deps, node.ctrl_deps
             profile = _profile(ntype, node.attrs, rank, context)
-        if ntype > 0x7FFFFFFF:
-            ntype = _signed32(ntype)
 
         # -- the node
         total += 1

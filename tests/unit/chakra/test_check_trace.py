@@ -313,6 +313,7 @@ def test_long_cycle_is_found_without_recursion(tmp_path):
     (NodeType.METADATA_NODE, "METADATA_NODE; ASTRA-sim aborts on it: never emit one"),
     (NodeType.INVALID_NODE, "INVALID_NODE \\(type 0\\); a node is a COMP, COMM_COLL"),
     (12, "unknown node type 12; a node is a COMP"),
+    (-1, "unknown node type -1; a node is a COMP"),  # an int32 enum, sign-extended on the wire
 ])
 def test_node_types_astra_sim_aborts_on(tmp_path, node_type, text):
     ranks = clean_ranks()

@@ -85,6 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of tables")
     parser.add_argument("--timeline-png", metavar="FILE", help="plot the memory timeline (stacked by kind, phases shaded)")
     parser.add_argument("--timeline-json", metavar="FILE", help="write the memory timeline: one entry per op executed")
+    add_frontend_arguments(parser)
     strategy = parser.add_argument_group("parallel strategy (stg-shard)")
     for axis in STRATEGY_AXES:
         strategy.add_argument(f"--{axis}", type=_positive, default=1, metavar="N", help=f"{axis} size (default: 1)")
@@ -93,6 +94,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--schedule", default="1f1b", choices=("1f1b", "gpipe"),
         help="pipeline schedule of the micro-batches with --pp (default: %(default)s)",
     )
+
+
+def add_frontend_arguments(parser: argparse.ArgumentParser) -> None:
+    """--frontend template|torch and --torch-factory (docs/torch-frontend.md)."""
+    parser.add_argument("--frontend", choices=("template", "torch"), default="template",
+                        help="build the model from its template, or import the torch model (transformers' "
+                        "LlamaForCausalLM/MixtralForCausalLM for the config, or --torch-factory) (default: %(default)s)")
+    parser.add_argument("--torch-factory", metavar="MODULE:FACTORY",
+                        help="with --frontend torch: FACTORY(config) builds the nn.Module (default: transformers)")
 
 
 def add_parser(subcommands) -> argparse.ArgumentParser:
@@ -128,8 +138,10 @@ def _check_args(args: argparse.Namespace) -> int:
 
 
 def training_step(model: str, dtype: str, optimizer: str, micro_batches: int, recompute: bool,
-                  strategy: dict | None = None, pipeline: dict | None = None):
-    """The model template through stg-autodiff, then stg-shard and
+                  strategy: dict | None = None, pipeline: dict | None = None,
+                  frontend: str = "template", torch_factory: str | None = None):
+    """The model template (or, with frontend="torch", the model through the torch
+    frontend) through stg-autodiff, then stg-shard and
     stg-match-collectives for `strategy`, then stg-pipeline for `pipeline` ({"pp": 4,
     "schedule": "1f1b"}); bad input is a UsageError."""
     from stagec.dialects import make_context
@@ -138,8 +150,13 @@ def training_step(model: str, dtype: str, optimizer: str, micro_batches: int, re
     from stagec.passes.stg_autodiff import StgAutodiff
 
     try:
-        module = build_model(load_config(model), dtype)
-    except ConfigError as error:
+        if frontend == "torch":
+            from stagec.frontends.torch.models import build_torch_model
+
+            module = build_torch_model(model, torch_factory or "hf", dtype)
+        else:
+            module = build_model(load_config(model), dtype)
+    except (ConfigError, ImportError) as error:
         raise UsageError(str(error)) from None
     try:
         StgAutodiff(optimizer=optimizer, micro_batches=micro_batches, recompute=recompute).apply(make_context(), module)
@@ -182,7 +199,8 @@ def run(args: argparse.Namespace) -> None:
     micro_batches = _check_args(args)
     strategy = _strategy(args)
     pipeline = {"pp": args.pp, "schedule": args.schedule} if args.pp > 1 else None
-    module = training_step(args.model, args.dtype, args.optimizer, micro_batches, args.recompute, strategy, pipeline)
+    module = training_step(args.model, args.dtype, args.optimizer, micro_batches, args.recompute, strategy, pipeline,
+                           frontend=args.frontend, torch_factory=args.torch_factory)
     replicas = args.dp * args.fsdp * args.ep
     try:
         result = account(module, {"B": args.micro_batch * replicas, "S": args.seq, "M": micro_batches})

@@ -22,6 +22,7 @@ from stagec.tools.stagec_stats import (
     DTYPES,
     OPTIMIZERS,
     _positive,
+    add_frontend_arguments,
     human_bytes,
     human_flops,
     training_step,
@@ -75,6 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--micro-batch", type=_positive, default=1, metavar="MBS",
                         help="sequences per micro-batch on one data-parallel replica (default: %(default)s)")
     parser.add_argument("--seq", type=_positive, default=DEFAULT_SEQ, metavar="S", help="sequence length (default: %(default)s)")
+    add_frontend_arguments(parser)
     strategy = parser.add_argument_group("parallel strategy")
     for axis, what in (("dp", "data parallel"), ("fsdp", "fully sharded data parallel (ZeRO-3)"),
                        ("ep", "expert parallel (MoE)"), ("cp", "context parallel (sequence split)"),
@@ -145,7 +147,8 @@ def build_module(args: argparse.Namespace, micro_batches: int):
     strategy: dict = {a: getattr(args, a) for a in ("dp", "fsdp", "ep", "cp", "tp") if getattr(args, a) > 1}
     if args.sp:
         strategy["sp"] = True
-    module = training_step(args.model, args.dtype, args.optimizer, micro_batches, args.recompute, strategy)
+    module = training_step(args.model, args.dtype, args.optimizer, micro_batches, args.recompute, strategy,
+                           frontend=args.frontend, torch_factory=args.torch_factory)
     if args.pp > 1:
         from stagec.passes.stg_pipeline import StgPipeline
 

@@ -119,7 +119,6 @@ def _hf_config(config: ModelConfig, dtype):
         keys.update(num_local_experts=config.num_local_experts, num_experts_per_tok=config.num_experts_per_tok)
     hf = cls(**keys)
     hf._attn_implementation = register_attention()
-    hf.torch_dtype = dtype
     return hf
 
 

@@ -312,6 +312,25 @@ def dce(block: Block) -> None:
             block.erase_op(op)
 
 
+def sink(block: Block, layer: dict[Operation, tuple[str, int]]) -> None:
+    """Moves elementwise ops and reshapes down to just before their first user, so that
+    GEMMs reading one value sit side by side as the templates write them (gate and up
+    projection before the gate's silu): trace emission fuses such neighbours. Ops stay
+    within their layer."""
+    order = {op: i for i, op in enumerate(block.ops)}
+    for op in reversed(list(block.ops)):
+        if not isinstance(op, (stg.ElementwiseOp, stg.ReshapeOp, stg.TransposeOp)):
+            continue
+        users = [u.operation for r in op.results for u in r.uses if u.operation.parent is block]
+        if not users:
+            continue
+        first = min(users, key=order.__getitem__)
+        if order[first] > order[op] + 1 and layer.get(first) == layer.get(op):
+            op.detach()
+            block.insert_op_before(op, first)
+            order[op] = order[first] - 0.5
+
+
 def product_of(exprs: Sequence[Expr]) -> Expr:
     return product(exprs) if exprs else Expr.const(1)
 
@@ -326,6 +345,7 @@ def build_module(converter: Converter, loss: SSAValue, model: str) -> ModuleOp:
             block.insert_op_before(op, first)
     block.add_op(func.ReturnOp(loss))
     dce(block)
+    sink(block, converter.layer)
     forward = func.FuncOp("forward", ((), (loss.type,)), Region(block))
     module = ModuleOp([forward])
     module.attributes["stg.model"] = StringAttr(model)

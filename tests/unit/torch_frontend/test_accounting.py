@@ -89,3 +89,25 @@ def test_imported_program_reads_like_the_template():
     params = lambda m: sorted((op.tensor_name.data, str(op.result.type)) for op in m.walk() if op.name == "stg.param")  # noqa: E731
     assert params(module) == params(template)
     assert module.attributes["stg.config"] == template.attributes["stg.config"]
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+@pytest.mark.parametrize("frontend,name", CASES[:2])
+def test_trace_operator_counts_match_the_template(frontend, name, strategy):
+    """Per-rank Chakra node counts by category (runtime/chakra/emit.py) within 1%."""
+    emit = pytest.importorskip("stagec.runtime.chakra.emit")
+    config, module = imported(frontend, name)
+    batch = 8 if "fsdp" in STRATEGIES[strategy] else 1
+    bindings = {"B": batch, "S": SEQ, "M": 1}
+    counts = []
+    for m in (build_model(config), module.clone()):
+        programs, _ = emit.build_programs(training_step(m, STRATEGIES[strategy]), bindings)
+        counts.append([(len(p), p.counts(), p.totals()["flops"]) for p in programs])
+    (want, got) = counts
+    assert len(got) == len(want)
+    for (n_got, by_got, f_got), (n_want, by_want, f_want) in zip(got, want):
+        assert abs(n_got - n_want) <= 0.01 * n_want, (n_got, n_want)
+        assert set(by_got) == set(by_want)
+        for category, n in by_want.items():
+            assert abs(by_got[category] - n) <= 0.01 * n, (category, by_got[category], n)
+        assert abs(f_got - f_want) <= 0.01 * f_want

@@ -239,18 +239,11 @@ def _canonical(equation: str) -> str:
     return "".join(out)
 
 
-def _is_batched(equation: str) -> bool:
-    """A letter in every input and the output: a batched (grouped) GEMM, e.g. the
-    experts' `ech,efh->ecf`."""
-    lhs, out = equation.replace(" ", "").split("->")
-    inputs = lhs.split(",")
-    return any(all(ch in part for part in inputs) and ch in out for ch in inputs[0])
-
-
 class _Group:
-    __slots__ = ("members", "absorbed", "first", "leaves", "states")
+    __slots__ = ("members", "absorbed", "first", "leaves", "states", "collective")
 
-    def __init__(self, members: list[Operation], absorbed: list[Operation]):
+    def __init__(self, members: list[Operation], absorbed: list[Operation], collective: bool = False):
+        self.collective = collective
         self.members = members
         self.absorbed = absorbed
         self.first = members[0]
@@ -328,7 +321,42 @@ def _fusion_plan(block: Block) -> tuple[dict[int, _Group], dict[int, int]]:
         group = _Group(members, [])
         for m in members:
             plan[id(m)] = group
+    # FSDP units: a body's parameter all-gathers are one all-gather of its flat
+    # parameter, its gradient reduce-scatters one reduce-scatter (PyTorch FSDP wraps a
+    # layer as one unit; the step's body outside the layers is the root unit)
+    units: dict[tuple, list[Operation]] = {}
+    for op in ops:
+        if isinstance(op, AllGatherOp) and op.is_async is None and _reads_param(op.input):
+            units.setdefault(("ag", op.axis_names), []).append(op)
+        elif isinstance(op, ReduceScatterOp) and op.is_async is None and _feeds_grad(op.result):
+            units.setdefault(("rs", op.axis_names), []).append(op)
+    for members in units.values():
+        if len(members) < 2 or not legal(members):
+            continue
+        group = _Group(members, [], collective=True)
+        for m in members:
+            plan[id(m)] = group
     return plan, pos
+
+
+def _reads_param(v: SSAValue) -> bool:
+    owner = v.owner
+    while isinstance(owner, _VIEWS) and len(owner.operands) == 1:
+        owner = owner.operands[0].owner
+    return isinstance(owner, ParamOp)
+
+
+def _feeds_grad(v: SSAValue, depth: int = 3) -> bool:
+    """Whether `v` reaches an assign to a "grad" state through a few elementwise ops
+    (cast, accumulate) or views."""
+    for use in v.uses:
+        user = use.operation
+        if isinstance(user, AssignOp) and user.state_name.data == "grad":
+            return True
+        if depth and isinstance(user, (ElementwiseOp, *_VIEWS)):
+            if any(_feeds_grad(r, depth - 1) for r in user.results):
+                return True
+    return False
 
 
 # -- expansion -------------------------------------------------------------------------------
@@ -361,6 +389,7 @@ class _Expander:
         self.bucketed: dict[tuple, int] = {}
         self.call_counts: dict[str, int] = {}
         self.call_mb: dict[int, int] = {}
+        self.exchanged: dict[tuple, int] = {}  # all-to-all (axes, layouts, input deps) -> node
         self.seq = 0  # the current micro-batch call's number (send/recv tags)
         self.ctx_parts: list[str] = []
         self.ctx_index = 0
@@ -644,7 +673,9 @@ class _Expander:
     # -- compute ---------------------------------------------------------------------------
 
     def fused(self, op: Operation, group: _Group) -> None:
-        if op is group.first:
+        if op is group.first and group.collective:
+            self.fused_collective(group)
+        elif op is group.first:
             d = self._group_deps(group)
             if self.comm_only:
                 value = d
@@ -664,6 +695,26 @@ class _Expander:
         value = self.group_values[id(group)]
         for r in op.results:
             self.values[id(r)] = value
+
+    def fused_collective(self, group: _Group) -> None:
+        first = group.members[0]
+        axes = first.axis_names
+        d = self._group_deps(group)
+        if self.space.group_size(axes) == 1:
+            self.group_values[id(group)] = d
+            return
+        comm_type = _COLL_TYPE[type(first)]
+
+        def make() -> Static:
+            size = sum(self.op_cost(m).tensor_size for m in group.members)
+            micros = self.cost.collective_micros(COMM_KIND_NAMES[comm_type], size, self.space.group_size(axes))
+            label = self.label(first, f"{COMM_KIND_NAMES[comm_type]}.x{len(group.members)}").replace(
+                f".{first.result.name_hint}", "") if first.result.name_hint else \
+                self.label(first, f"{COMM_KIND_NAMES[comm_type]}.x{len(group.members)}")
+            return _coll_static(label, comm_type, size, micros, ("pg", axes, None))
+
+        static = self.static(("group", id(group), self.phase), make)
+        self.group_values[id(group)] = (self.add_node(static, d, stream=("coll", frozenset(axes), None)),)
 
     def _group_deps(self, group: _Group) -> tuple:
         """Deps of every member's operands. Views are looked through (the plan checked
@@ -730,6 +781,17 @@ class _Expander:
         if self.space.group_size(axes, among) == 1:
             self.values[id(op.result)] = d
             return
+        if isinstance(op, AllToAllOp) and d:
+            # The same exchange of the same data again (stg-autodiff saves an all-to-all's
+            # input, and the backward sends it once more: MoE dispatch and combine): an
+            # all-to-all's result is no larger than its input, so frameworks keep it
+            # (Megatron's expert GEMMs save their inputs); reuse it. An all-gather is
+            # redone, as Megatron's sequence parallelism does to save memory.
+            key = (axes, op.src, op.dst, d)
+            again = self.exchanged.get(key)
+            if again is not None:
+                self.values[id(op.result)] = (again,)
+                return
 
         def make() -> Static:
             c = self.op_cost(op)
@@ -738,6 +800,8 @@ class _Expander:
         static = self.static(("op", id(op), self.phase), make)
         nid = self.add_node(static, d, stream=("coll", frozenset(axes), among))
         self.values[id(op.result)] = (nid,)
+        if isinstance(op, AllToAllOp) and d:
+            self.exchanged[(axes, op.src, op.dst, d)] = nid
 
     def p2p(self, op: SendOp | RecvOp) -> None:
         d = self.deps(op.operands)
@@ -824,8 +888,6 @@ def _category(op: Operation) -> str:
         if any(isinstance(o, AttentionOp) for o in inner):
             return "attention"
         return category(inner[0]) if inner else "other"
-    if isinstance(op, EinsumOp) and _is_batched(op.equation.data):
-        return "grouped_gemm"
     return category(op)
 
 

@@ -1,0 +1,189 @@
+"""Per-GPU operator counts of the emitted traces against stage.md Table VI's *measured*
+column (the real 128-GPU NeMo traces, not STAGE's synthesized one): GeMM, Attn,
+AllGather, ReduceScatter, AllToAll and P2P within 5%; AllReduce and ElementWise are
+compared where the text below says why they differ.
+
+The counts are those of the node stream the emitter writes for the GPU's rank class
+(runtime/chakra/emit.py, GEMM fusion and FSDP units on, one iteration, optimizer
+included); tests/unit/chakra/test_emit.py writes such traces and checks them.
+
+Configurations (tests/unit/shard/test_table7_volumes.py derived most of them from
+Table VI's own counts; where a row leaves a parameter unstated, its source is named):
+- GPT-3 5B is NeMo's 5b config (24 layers, H 4096, S 2048); Llama-3 70B runs with
+  32 layers (Table VI's TP=8 counts: 8192 attentions = 128 micro-batches x 2 x 32),
+  S = 4096 (its Table VII volumes); Mixtral 8x7B is the named config (32 layers).
+- "Micro Batch / Batch" is per data-parallel replica: micro-batches = batch /
+  micro-batch, and FSDP=8 runs 16 micro-batches of 8 sequences on every rank.
+  Llama-3 70B TP=4 PP=2 is listed "1 / 32", but its own counts say 128 micro-batches:
+  4096 attentions = M x 16 layers x (forward + backward) and 24,576 GeMMs = M x 16 x
+  12; with S = 4096 that is Table VII's send volume too (2^30 elements = 128 x
+  [S/tp, H] = 128 x [1024, 8192]). test_table7_volumes reads the row as 32
+  micro-batches of 16384 tokens, which moves the same volume.
+- Mixtral EP=8 PP=4 (32 GPUs): ep splits the batch as well as the experts, so 8
+  replicas of 128 / 8 = 16 micro-batches (256 attentions = 16 x 8 layers x 2).
+- Pipeline rows count the first stage's GPU (rank 0), as test_table7_volumes does.
+- Counting: a GeMM is a GEMM node (the emitter fuses Q/K/V, gate/up and their
+  gradients as Megatron's fused QKV and fc1 run them: 4 forward + 8 backward per dense
+  layer); an expert's batched GEMM counts as one (Megatron runs each of the rank's
+  experts; with EP=8 and 8 experts, one). P2P counts Megatron's p2p calls: a send and
+  a recv issued together (no compute between them in the schedule) are one batched
+  call (batch_isend_irecv), as 1F1B's send_forward_recv_backward is.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from stagec.dialects import make_context
+from stagec.frontends.templates import build_model, load_config
+from stagec.passes.stg_autodiff import StgAutodiff
+from stagec.runtime.chakra import emit as E
+from stagec.runtime.chakra.schema import NodeType
+from stagec.tools.pipeline_spec import build_pipeline
+
+# name: (config, overrides, passes, micro-batches, bindings, Table VI measured counts)
+ROWS = {
+    "gpt3-5b tp=8 sp": (
+        "gpt3-5b", {}, "stg-shard{tp=8 sp=true},stg-match-collectives", 128, {"B": 1, "S": 2048},
+        {"gemm": 37248, "attention": 6144, "elementwise": 24832, "p2p": 0, "all_reduce": 514, "all_to_all": 0,
+         "all_gather": 18816, "reduce_scatter": 12416},
+    ),
+    "gpt3-5b pp=8": (
+        "gpt3-5b", {}, "stg-pipeline{pp=8}", 128, {"B": 1, "S": 2048},
+        {"gemm": 4608, "attention": 768, "elementwise": 3072, "p2p": 136, "all_reduce": 2, "all_to_all": 0,
+         "all_gather": 0, "reduce_scatter": 0},
+    ),
+    "gpt3-5b fsdp=8": (
+        "gpt3-5b", {}, "stg-shard{fsdp=8},stg-match-collectives", 16, {"B": 64, "S": 2048},
+        {"gemm": 4656, "attention": 768, "elementwise": 3104, "p2p": 0, "all_reduce": 17, "all_to_all": 0,
+         "all_gather": 784, "reduce_scatter": 400},
+    ),
+    "llama3-70b tp=8": (
+        "llama3-70b", {"num_hidden_layers": 32}, "stg-shard{tp=8},stg-match-collectives", 128, {"B": 1, "S": 4096},
+        {"gemm": 49536, "attention": 8192, "elementwise": 24832, "p2p": 0, "all_reduce": 16897, "all_to_all": 0,
+         "all_gather": 0, "reduce_scatter": 0},
+    ),
+    "llama3-70b tp=4 pp=2": (
+        "llama3-70b", {"num_hidden_layers": 32},
+        "stg-shard{tp=4 sp=true},stg-match-collectives,stg-pipeline{pp=2}", 128, {"B": 1, "S": 4096},
+        {"gemm": 24576, "attention": 4096, "elementwise": 12288, "p2p": 130, "all_reduce": 2, "all_to_all": 0,
+         "all_gather": 12416, "reduce_scatter": 8320},
+    ),
+    "mixtral-8x7b ep=8 pp=4": (
+        "mixtral-8x7b", {}, "stg-shard{ep=8},stg-match-collectives,stg-pipeline{pp=4}", 16, {"B": 8, "S": 4096},
+        {"gemm": 1920, "attention": 256, "elementwise": 512, "p2p": 16, "all_reduce": 2, "all_to_all": 512,
+         "all_gather": 9, "reduce_scatter": 9},
+    ),
+}
+
+WITHIN_5_PERCENT = ("gemm", "attention", "all_gather", "reduce_scatter", "all_to_all", "p2p")
+
+# Where a required count cannot match, and why (checked exactly instead, so a change
+# shows up here).
+EXPLAINED = {
+    # Megatron's distributed optimizer (ZeRO-1 over the 8 data-parallel replicas):
+    # gradients reduce-scattered and parameters all-gathered once per step, in 9
+    # buckets. stagec builds DDP (docs/sharding.md: ZeRO-1/2 not yet), whose bucketed
+    # gradient all-reduces are the AllReduce count here instead.
+    ("mixtral-8x7b ep=8 pp=4", "all_gather"): 0,
+    ("mixtral-8x7b ep=8 pp=4", "reduce_scatter"): 0,
+    # 1F1B's first stage of 4 makes M + pp - 1 = 19 p2p calls (3 warm-up sends, 13
+    # send+recv pairs, 3 cool-down recvs); no rank of a 4-stage 1F1B pipeline makes 16
+    # (the last makes M + 1 = 17, the middle ones about 2M). The measured 16 is the
+    # number of sends alone (M), which the trace has too (asserted below); the same
+    # counting gives 135 and 129 where the other pipeline rows measure 136 and 130.
+    ("mixtral-8x7b ep=8 pp=4", "p2p"): 19,
+}
+
+
+def counts(config: str, overrides: dict, passes: str, micro_batches: int, bindings: dict) -> dict[str, int]:
+    from stagec.frontends.templates.named import NAMED_CONFIGS
+
+    named = {k: v for k, v in NAMED_CONFIGS[config].items() if not k.startswith("_")}
+    module = build_model(load_config({**named, **overrides}), "bf16")
+    # bf16 gradient buffers as Megatron keeps them (test_table7_volumes)
+    StgAutodiff(micro_batches=micro_batches, optimizer="adamw", grad_dtype="param").apply(make_context(), module)
+    build_pipeline(f"builtin.module({passes})", mlir_syntax=True).apply(make_context(), module)
+    programs, _ = E.build_programs(module, bindings)
+    program = next(p for p in programs if 0 in p.ranks)  # the first GPU
+    out = dict(program.counts())
+    calls, in_run = 0, False
+    for s in program.node_static:
+        kind = program.statics[s].type
+        if kind in (NodeType.COMM_SEND_NODE, NodeType.COMM_RECV_NODE):
+            calls += not in_run
+            in_run = True
+        elif kind == NodeType.COMP_NODE:
+            in_run = False
+    out["p2p"] = calls
+    return out
+
+
+@pytest.fixture(scope="module", params=sorted(ROWS))
+def row(request):
+    *setup, measured = ROWS[request.param]
+    return request.param, counts(*setup), measured
+
+
+def test_key_counts_within_5_percent_of_measured(row):
+    name, ours, measured = row
+    for kind in WITHIN_5_PERCENT:
+        got = ours.get(kind, 0)
+        if (name, kind) in EXPLAINED:
+            assert got == EXPLAINED[name, kind], (kind, got)
+            continue
+        assert abs(got - measured[kind]) <= 0.05 * measured[kind], (kind, got, measured[kind])
+
+
+def test_sends_are_one_per_micro_batch_on_pipeline_rows(row):
+    name, ours, measured = row
+    if "pp=" in name:
+        micro_batches = ROWS[name][3]
+        assert ours["send"] == ours["recv"] == micro_batches
+        if name.startswith("mixtral"):
+            assert ours["send"] == measured["p2p"]
+
+
+def test_all_reduce_counts_and_why_they_differ(row):
+    """AllReduce per GPU. Ours = the per-micro-batch collectives the IR has, plus the
+    step's gradient buckets:
+    - the vocab-parallel loss: 3 all-reduces per micro-batch (max, sum of
+      exponentials, target logit; Megatron's vocab_parallel_cross_entropy), where the
+      vocabulary is split over tp;
+    - TP without SP: 4 a layer (2 forward, 2 backward) and the embedding's;
+    - the mean loss over data-parallel ranks: stg-autodiff reduces it per
+      micro-batch, Megatron once per step for logging (its measured 2 on pipeline
+      rows: that and the tied-embedding or norm reduction);
+    - DDP gradient buckets (25 MiB); Mixtral's measured run used the distributed
+      optimizer instead (see EXPLAINED).
+    """
+    name, ours, measured = row
+    got = ours.get("all_reduce", 0)
+    expected = {
+        # GPT TP=8 SP, 128 micro-batches: embedding 1 + loss 3 per micro-batch, and one
+        # bucket of the tp-partial norm and bias gradients: 513 vs 514 measured
+        "gpt3-5b tp=8 sp": 128 * 4 + 1,
+        # the first stage: the tied embedding's gradient with the last stage, once
+        "gpt3-5b pp=8": 1,
+        # Llama TP=8: 32 layers x 4 + embedding 1 + head input gradient 1 + loss 3, per
+        # micro-batch; no gradient needs reducing (dp=1, no SP): 17,024 vs 16,897 (0.8%)
+        "llama3-70b tp=8": 128 * (32 * 4 + 1 + 1 + 3),
+        "llama3-70b tp=4 pp=2": 1,
+    }
+    if name in expected:
+        assert got == expected[name], got
+        if measured["all_reduce"] >= 100:
+            assert abs(got - measured["all_reduce"]) <= 0.05 * measured["all_reduce"]
+    else:
+        assert got > 0
+
+
+def test_elementwise_counts_exceed_the_fused_kernels(row):
+    """ElementWise: stg keeps every elementwise op (norms, activations, residual adds,
+    rotary, casts and fp32 gradient accumulation, the Adam update per tensor) as its own
+    node; the measured traces fuse them into fewer kernels (stage.md §V-C: "usually
+    fused together, or with other compute operators"), e.g. Megatron accumulates
+    weight gradients inside the GEMM (gradient_accumulation_fusion) and fuses
+    bias-GeLU and SwiGLU. So ours is larger, never smaller."""
+    name, ours, measured = row
+    assert ours["elementwise"] >= measured["elementwise"]

@@ -39,7 +39,7 @@ DYNAMIC = {"input_ids": {0: "B", 1: "S"}, "labels": {0: "B", 1: "S"}}
 _TORCH_DTYPES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "f64": "float64"}
 
 
-def _torch_dtype(dtype: str):
+def torch_dtype(dtype: str):
     import torch
 
     element_type(dtype)  # a clear error for an unknown dtype
@@ -127,11 +127,11 @@ def hf_model(config: ModelConfig, dtype: str = "bf16", device: str = "meta"):
     import torch
     import transformers
 
-    torch_dtype = _torch_dtype(dtype)
-    hf_config = _hf_config(config, torch_dtype)
+    element = torch_dtype(dtype)
+    hf_config = _hf_config(config, element)
     cls = {"llama": transformers.LlamaForCausalLM, "mixtral": transformers.MixtralForCausalLM}[config.family]
     with torch.device(device):
-        lm = cls(hf_config).to(torch_dtype)
+        lm = cls(hf_config).to(element)
     lm.eval()
     return _causal_lm_loss()(lm)
 
@@ -151,7 +151,7 @@ def load_factory(target: str):
         raise ConfigError(f"'{module_name}' has no '{attr}'") from None
 
 
-def _call_factory(factory, config: ModelConfig | None):
+def call_factory(factory, config: ModelConfig | None):
     params = inspect.signature(factory).parameters
     return factory(config) if params and config is not None else factory()
 
@@ -207,6 +207,6 @@ def build_torch_model(model_name_or_config: str | ModelConfig | Mapping[str, Any
     else:
         factory = load_factory(frontend_target)
         with torch.device("meta"):
-            model = _call_factory(factory, config)
-        model = model.to(_torch_dtype(dtype)).eval()
+            model = call_factory(factory, config)
+        model = model.to(torch_dtype(dtype)).eval()
     return import_forward(model, config.vocab_size, config.name, config_symbols(config), timings)

@@ -34,8 +34,8 @@
 // HELP: --model NAME|config.json
 // HELP: --pp N
 // HELP: --schedule {1f1b,gpipe}
-// HELP: --iterations N
 // HELP: --no-optimizer
+// HELP: --iterations N
 // HELP: --hardware NAME|FILE
 // HELP: --bucket-mb MB
 // HELP: --json

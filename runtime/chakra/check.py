@@ -311,6 +311,9 @@ def _profile(ntype: int, attr_list: list[DecodedAttr], rank: int, context: _Cont
     if size < 0:
         defects.append(f"comm_size {size} is negative; it is a size in bytes")
         return _Profile(tuple(defects))
+    if size >= 1 << 63:
+        defects.append(f"comm_size {size} does not fit an int64; it is a size in bytes")
+        return _Profile(tuple(defects))
 
     if ntype == NodeType.COMM_COLL_NODE:
         comm_type = _lenient_int(attrs["comm_type"])

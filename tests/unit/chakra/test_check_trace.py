@@ -17,6 +17,7 @@ from stagec.runtime.chakra.wire import (
     encode_metadata,
     encode_node,
     encode_node_head,
+    encode_varint,
     frame,
     write_comm_groups,
 )
@@ -603,3 +604,17 @@ def test_majority_is_the_reference(tmp_path):
     write(tmp_path, ranks)
     one_defect(tmp_path, r"^t\.0\.et: node 6 'coll6': collective #1 on group '0' is ALL_REDUCE of 999 bytes where rank 1 "
                          r"issues ALL_REDUCE of 1000 bytes")
+
+
+def test_comm_size_beyond_int64(tmp_path):
+    """A uint64 comm_size (an integer kind ASTRA-sim accepts) too large for its int64."""
+    ranks = clean_ranks()
+    write(tmp_path, ranks)
+    attr = b"\x0a\x09comm_size" + b"\x68" + encode_varint((1 << 64) - 1)  # AttributeProto{name, uint64_val (13)}
+    huge = b"\x52" + bytes([len(attr)]) + attr
+    body = encode_node_head(6, "coll6", COLL, [5]) + encode_attr("comm_type", AR) + huge
+    data = frame(encode_metadata()) + b"".join(_body(n) for n in ranks[0][:5]) + frame(body) + \
+        b"".join(_body(n) for n in ranks[0][6:])
+    (tmp_path / "t.0.et").write_bytes(data)
+    defects = defects_of(tmp_path)
+    assert defects[0] == "t.0.et: node 6 'coll6': comm_size 18446744073709551615 does not fit an int64; it is a size in bytes"

@@ -30,6 +30,7 @@ from stagec.runtime.chakra.schema import CHAKRA_VERSION, AttrField, AttrValue, N
 
 _U64 = 1 << 64
 _I64_MIN = -(1 << 63)
+_I64_MAX = (1 << 63) - 1
 _MAX_RECORD = (1 << 32) - 1
 
 # -- encoding --------------------------------------------------------------------------------
@@ -126,9 +127,9 @@ def encode_attr_value(value: AttrValue) -> bytes:
         return _BOOL_TRUE
     if value is False:
         return _BOOL_FALSE
-    if isinstance(value, bool):  # numpy-like bool subclasses do not exist, but be exact
-        return _BOOL_TRUE if value else _BOOL_FALSE
-    if isinstance(value, int):
+    if isinstance(value, int):  # bool cannot be subclassed: True and False were all of it
+        if not _I64_MIN <= value <= _I64_MAX:
+            raise ValueError(f"attribute value {value} does not fit an int64")
         return _T_INT64 + encode_varint(value)
     if isinstance(value, float):
         return _T_DOUBLE + _pack_double(value)
@@ -141,6 +142,8 @@ def encode_attr_value(value: AttrValue) -> bytes:
             raise TypeError(f"attribute list {value!r}: all bools or all ints")
         if not value:
             return _len_prefixed(_T_INT64_LIST, b"")
+        if not _I64_MIN <= min(value) <= max(value) <= _I64_MAX:
+            raise ValueError(f"attribute list {value!r}: a value does not fit an int64")
         packed = b"".join([encode_varint(v) for v in value])
         return _len_prefixed(_T_INT64_LIST, _len_prefixed(_T_LIST_VALUES, packed))
     raise TypeError(f"attribute value {value!r} of type {type(value).__name__}: bool, int, float, str or a list of bools or ints")

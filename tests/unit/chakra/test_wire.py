@@ -86,6 +86,19 @@ def test_varint_out_of_range(value):
         encode_varint(value)
 
 
+@pytest.mark.parametrize("value", [1 << 63, -(1 << 63) - 1, [0, 1 << 63]])
+def test_int_attribute_out_of_int64(value):
+    with pytest.raises(ValueError, match="does not fit an int64"):
+        encode_attr("comm_size", value)
+
+
+def test_attribute_of_another_type():
+    with pytest.raises(TypeError, match="bool, int, float, str or a list"):
+        encode_attr("x", None)
+    with pytest.raises(TypeError, match="all bools or all ints"):
+        encode_attr("x", [True, 2])
+
+
 def test_frame():
     assert frame(b"\x08\x01") == b"\x02\x08\x01"
     assert frame(b"x" * 300)[:2] == bytes.fromhex("ac02")

@@ -108,8 +108,7 @@ class _Translator:
         if match is None:
             return {}
         attrs: dict[str, Attribute] = {"torch.loc": StringAttr(f"{match['file']}:{match['line']}")}
-        if match["module"]:
-            attrs["torch.module"] = StringAttr(match["module"])
+        attrs["torch.module"] = StringAttr(match["module"])
         return attrs
 
     def block(self, mlir_block, block: Block, rename: Callable[[str], str]) -> None:

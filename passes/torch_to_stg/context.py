@@ -38,7 +38,7 @@ def describe(op: Operation) -> str:
     if isinstance(loc, StringAttr):
         text += f" at {loc.data}"
     if isinstance(module, StringAttr):
-        text += f" in module '{module.data}'"
+        text += f" in module '{module.data}'" if module.data else " in the model's own forward"
     return text
 
 

@@ -288,21 +288,22 @@ class Converter:
                     self.values[r] = v
         ret = body.last_op
         if not isinstance(ret, func.ReturnOp) or len(ret.operands) != 1:
-            raise ConversionError("the torch function must return one value, the loss", ret)
+            raise ConversionError("the torch function must return one value (a model: its loss)", ret)
         loss = ret.operands[0]
         got = self.values.get(loss)
         if isinstance(got, Unconvertible):
             raise got.error()
-        if not isinstance(got, View) or got.rank != 0:
-            raise ConversionError("the torch function must return the scalar loss", ret)
-        return got.value
+        if not isinstance(got, View):
+            raise ConversionError("the torch function's result was not converted", ret)
+        return self.materialize(got)
 
 
 def _hint(name: str) -> str:
     """A printed name for a parameter: its module, as the templates name them."""
     from stagec.frontends.templates.blocks import module_name
 
-    return module_name(name)
+    hint = module_name(name)
+    return hint if hint[:1].isalpha() else f"p{hint}"
 
 
 def dce(block: Block) -> None:

@@ -17,7 +17,7 @@ of the path names the layer list and the index). The folding then
    its parameters renamed without the index (model.layers.0.mlp.up_proj.weight ->
    model.layers.mlp.up_proj.weight, docs/training-ir.md), and erases the L copies.
 
-A model whose layers differ (a DeepSeek dense prefix, say) is left unrolled with a
+A list of one layer (or an nn.Sequential's single child) stays unrolled. A model whose layers differ (a DeepSeek dense prefix, say) is left unrolled with a
 diagnostic naming the first difference; the program is still correct, only not folded.
 """
 
@@ -114,6 +114,8 @@ def fold_layers(block: Block, tags: dict[Operation, tuple[str, int]], count_symb
         return FoldResult(0, None, "no layer list in the model")
     prefix, segments = found
     L = len(segments)
+    if L < 2:
+        return FoldResult(L, None, "one layer: nothing to fold")
     # the carried value: what layer 0 takes from before the layers and passes on
     carries: list[SSAValue] = []
     outputs: list[SSAValue] = []

@@ -107,7 +107,7 @@ class EmitError(ValueError):
 
 @dataclass(frozen=True)
 class EmitOptions:
-    """What to emit. `micro_batches` binds a symbolic micro-batch count (`M`)."""
+    """What to emit (docs/chakra.md "Emission")."""
 
     iterations: int = 1
     optimizer: bool = True

@@ -618,3 +618,61 @@ def test_comm_size_beyond_int64(tmp_path):
     (tmp_path / "t.0.et").write_bytes(data)
     defects = defects_of(tmp_path)
     assert defects[0] == "t.0.et: node 6 'coll6': comm_size 18446744073709551615 does not fit an int64; it is a size in bytes"
+
+
+# -- scale -------------------------------------------------------------------------------------
+
+
+def _write_scale_rank(args) -> None:
+    """One rank of the scale trace: a chain of compute nodes and TP all-gathers, a DP
+    all-reduce over all ranks, four sends or recvs to the other pipeline stage; built
+    from cached pieces as the emitter does."""
+    directory, rank, ranks, nodes, tp = args
+    comp = encode_attr("is_cpu_op", False) + encode_attr("num_ops", 123456789) + encode_attr("tensor_size", 4096)
+    gather = (encode_attr("is_cpu_op", False) + encode_attr("comm_type", AG) + encode_attr("comm_size", 1 << 20)
+              + encode_attr("pg_name", str(rank // tp + 1)))
+    with TraceWriter(f"{directory}/t.{rank}.et") as w:
+        for i in range(1, nodes + 1):
+            deps = [i - 1] if i > 1 else []
+            if i % 4:
+                w.write_encoded(encode_node_head(i, f"layer{i // 100}.mm", COMP, deps, (), 100) + comp)
+            else:
+                w.write_encoded(encode_node_head(i, f"layer{i // 100}.ag", COLL, deps) + gather)
+        w.write_encoded(encode_node_head(nodes + 1, "dp.ar", COLL, [nodes]) + encode_attr("comm_type", AR)
+                        + encode_attr("comm_size", 1 << 24) + encode_attr("pg_name", ""))
+        first_stage = (rank // tp) % 2 == 0
+        peer = rank + tp if first_stage else rank - tp
+        if 0 <= peer < ranks:
+            for k in range(4):
+                if first_stage:
+                    w.write(send(nodes + 2 + k, peer, k, 1 << 16, [nodes]))
+                else:
+                    w.write(recv(nodes + 2 + k, peer, k, 1 << 16, [nodes]))
+
+
+@pytest.mark.scale
+def test_32k_ranks_check_in_minutes_under_1gb(tmp_path):
+    """32,768 files of 3,005 nodes (~10^8 nodes, 7 GB): checked by `stagec check-trace
+    --jobs 2`; every process stays well under 1 GB. The wall time is printed (measured
+    on 2 cores: see the README of bench/ or docs/chakra.md)."""
+    import multiprocessing
+    import resource
+    import subprocess
+    import sys
+    import time
+
+    ranks, nodes, tp = 32_768, 3_000, 8
+    with multiprocessing.Pool(2) as pool:
+        pool.map(_write_scale_rank, [(tmp_path, r, ranks, nodes, tp) for r in range(ranks)], chunksize=256)
+    write_comm_groups(tmp_path / "comm_group.json", {g + 1: list(range(g * tp, g * tp + tp)) for g in range(ranks // tp)})
+    start = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "stagec.tools.stagec_check_trace", str(tmp_path), "--jobs", "2", "--json"],
+                            capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"check-trace: {ranks} files x {nodes + 5} nodes in {wall:.0f} s, peak RSS per process {peak_mib:.0f} MiB")
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    doc = json.loads(result.stdout)
+    assert len(doc["ranks"]) == ranks
+    assert doc["ranks"]["0"]["ALL_GATHER"] == {"count": nodes // 4, "bytes": (nodes // 4) << 20}
+    assert peak_mib < 512

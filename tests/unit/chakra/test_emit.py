@@ -291,3 +291,33 @@ def test_reshard_left_is_an_error():
     module = tiny_step(micro_batches=1, passes="stg-shard{tp=2}")
     with pytest.raises(E.EmitError, match="stg-match-collectives"):
         E.build_programs(module, {"B": 1, "S": 8})
+
+
+# -- every strategy through `stagec trace` ----------------------------------------------------
+
+
+@pytest.mark.parametrize("model, args", [
+    ("llama", ["--cp", "2"]),
+    ("llama", ["--fsdp", "2", "--pp", "2"]),
+    ("llama", ["--dp", "2", "--tp", "2", "--recompute"]),
+    ("llama", ["--tp", "2", "--pp", "2", "--schedule", "gpipe", "--iterations", "2"]),
+    ("mixtral", ["--ep", "2", "--pp", "2"]),
+    ("llama", ["--dp", "2", "--no-optimizer", "--bucket-mb", "0"]),
+    ("llama", ["--fsdp", "2", "--tp", "2", "--sp"]),
+    ("gpt", ["--tp", "2", "--pp", "2"]),
+])
+def test_stagec_trace_strategies_pass_check_trace(tmp_path, capsys, model, args):
+    from stagec.tools import stagec_trace
+
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(TINY[model]))
+    out = tmp_path / "out"
+    code = stagec_trace.main(["--model", str(config), *args, "--batch", "8", "--seq", "8", "--quiet", "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    counts = checked(out)
+    world = 1
+    for flag in ("--cp", "--fsdp", "--pp", "--dp", "--tp", "--ep"):
+        if flag in args:
+            world *= int(args[args.index(flag) + 1])
+    assert len(counts) == world
+    assert "wrote" in capsys.readouterr().out

@@ -11,7 +11,6 @@ peak memory comes from passes/analysis/accounting.py. Register it with
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -73,6 +72,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, metavar="DIR", help="directory for the traces (created if missing)")
     parser.add_argument("--batch", type=_positive, metavar="GLOBAL_BATCH",
                         help="sequences per iteration, every replica and micro-batch together (default: one micro-batch per replica)")
+    parser.add_argument("--micro-batches", type=_positive, metavar="M",
+                        help="micro-batches per iteration on each replica, instead of --batch (batch = M x MBS x replicas)")
     parser.add_argument("--micro-batch", type=_positive, default=1, metavar="MBS",
                         help="sequences per micro-batch on one data-parallel replica (default: %(default)s)")
     parser.add_argument("--seq", type=_positive, default=DEFAULT_SEQ, metavar="S", help="sequence length (default: %(default)s)")
@@ -123,6 +124,11 @@ def _micro_batches(args: argparse.Namespace) -> int:
     for axis in DATA_AXES:
         replicas *= getattr(args, axis)
     step = args.micro_batch * replicas
+    if args.micro_batches is not None:
+        if args.batch is not None and args.batch != args.micro_batches * step:
+            raise UsageError(f"--batch {args.batch} and --micro-batches {args.micro_batches} disagree: "
+                             f"{args.micro_batches} x {args.micro_batch} x {replicas} replicas = {args.micro_batches * step}")
+        args.batch = args.micro_batches * step
     batch = step if args.batch is None else args.batch
     if batch % step:
         raise UsageError(
@@ -195,7 +201,9 @@ def run(args: argparse.Namespace) -> None:
         raise UsageError(f"--out '{args.out}' is not a writable directory")
     report = _write(module, args, bindings, cost, options, programs, emit_traces)
     if args.json:
-        _write_json(args.out, args.prefix, report.world)
+        from stagec.runtime.chakra.emit import write_json_dumps
+
+        write_json_dumps(args.out, args.prefix, report.world)
     elapsed = time.perf_counter() - started
     _print_summary(args, report, memory, micro_batches, elapsed)
 
@@ -223,24 +231,6 @@ def _peak_memory(module, bindings) -> dict[tuple[int, ...], int]:
     except Exception:  # noqa: BLE001 - the summary then says "n/a"; the traces do not depend on it
         return {}
     return {tuple(rc.ranks): rc.memory.peak_bytes for rc in result.rank_classes}
-
-
-def _write_json(out: str, prefix: str, world: int) -> None:
-    from stagec.runtime.chakra.emit import write_atomic
-    from stagec.runtime.chakra.schema import NodeType
-    from stagec.runtime.chakra.wire import read_trace
-
-    for rank in range(world):
-        trace = read_trace(os.path.join(out, f"{prefix}.{rank}.et"))
-        nodes = []
-        for n in trace.nodes:
-            nodes.append({
-                "id": n.id, "name": n.name, "type": NodeType(n.type).name,
-                "data_deps": list(n.data_deps), "ctrl_deps": list(n.ctrl_deps),
-                "duration_micros": n.duration_micros, "attrs": {a.name: a.value for a in n.attrs},
-            })
-        doc = {"rank": rank, "version": trace.metadata.version, "nodes": nodes}
-        write_atomic(os.path.join(out, f"{prefix}.{rank}.json"), (json.dumps(doc, indent=1) + "\n").encode())
 
 
 def _ranks_text(ranks) -> str:

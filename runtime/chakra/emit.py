@@ -1150,3 +1150,23 @@ def emit_traces(module: ModuleOp, out_dir: str, bindings: Mapping[str, int] | No
     groups = space.groups()
     write_comm_groups(os.path.join(out_dir, "comm_group.json"), groups)
     return EmitReport(out_dir, options.prefix, world, progs, groups, done)
+
+
+def write_json_dumps(out_dir: str, prefix: str, world: int) -> None:
+    """`<prefix>.<rank>.json` beside each trace: the file decoded, for people to read."""
+    import json
+
+    from stagec.runtime.chakra.wire import read_trace
+
+    for rank in range(world):
+        trace = read_trace(os.path.join(out_dir, f"{prefix}.{rank}.et"))
+        nodes = [
+            {
+                "id": n.id, "name": n.name, "type": NodeType(n.type).name,
+                "data_deps": list(n.data_deps), "ctrl_deps": list(n.ctrl_deps),
+                "duration_micros": n.duration_micros, "attrs": {a.name: a.value for a in n.attrs},
+            }
+            for n in trace.nodes
+        ]
+        doc = {"rank": rank, "version": trace.metadata.version, "nodes": nodes}
+        write_atomic(os.path.join(out_dir, f"{prefix}.{rank}.json"), (json.dumps(doc, indent=1) + "\n").encode())

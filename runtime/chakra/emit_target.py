@@ -1,7 +1,7 @@
 """`stagec-opt ... -t chakra -o DIR`: Chakra traces as a stagec-opt target.
 
     stagec-opt step.mlir --pass-pipeline='builtin.module(stg-instantiate{B=8 S=4096})' -t chakra -o traces/
-    stagec-opt step.mlir -p 'stg-instantiate{B=8 S=4096}' -t 'chakra{iterations=2 optimizer=false prefix=llama}' -o traces/
+    stagec-opt step.mlir -p 'stg-instantiate{B=8 S=4096}' -t 'chakra{iterations=2 optimizer=false prefix=llama json=true}' -o traces/
 
 The module is what the passes leave: sharded, collectives matched, optionally
 pipelined, its sizes bound by stg-instantiate. `-o` names the directory; the
@@ -20,9 +20,9 @@ from xdsl.utils.arg_spec import ArgSpec
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
-from stagec.runtime.chakra.emit import DEFAULT_BUCKET_BYTES, EmitError, EmitOptions, emit_traces
+from stagec.runtime.chakra.emit import DEFAULT_BUCKET_BYTES, EmitError, EmitOptions, emit_traces, write_json_dumps
 
-_FLAGS = {"optimizer", "fuse_gemms"}
+_FLAGS = {"optimizer", "fuse_gemms", "json"}
 _STRINGS = {"dir", "prefix", "hardware", "profile"}
 _INTS = {"iterations", "bucket_mb", "workers"}
 
@@ -46,6 +46,7 @@ class ChakraTarget(Target):
     hardware: str = "h100-sxm"
     profile: str = ""
     workers: int = 0
+    json: bool = False
 
     @classmethod
     def from_spec(cls, spec: ArgSpec) -> Self:
@@ -84,6 +85,8 @@ class ChakraTarget(Target):
         try:
             cost = CostModel(self.hardware, self.profile or None)
             report = emit_traces(module, self.dir, cost=cost, options=options)
+            if self.json:
+                write_json_dumps(self.dir, self.prefix, report.world)
         except (EmitError, OSError, ValueError) as error:
             raise ChakraTargetError(str(error)) from None
         for program in report.programs:

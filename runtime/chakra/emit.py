@@ -708,9 +708,8 @@ class _Expander:
         def make() -> Static:
             size = sum(self.op_cost(m).tensor_size for m in group.members)
             micros = self.cost.collective_micros(COMM_KIND_NAMES[comm_type], size, self.space.group_size(axes))
-            label = self.label(first, f"{COMM_KIND_NAMES[comm_type]}.x{len(group.members)}").replace(
-                f".{first.result.name_hint}", "") if first.result.name_hint else \
-                self.label(first, f"{COMM_KIND_NAMES[comm_type]}.x{len(group.members)}")
+            phase = _PHASE_SHORT.get(self.phase, self.phase)
+            label = ".".join(p for p in (phase, "fsdp_unit", COMM_KIND_NAMES[comm_type], f"x{len(group.members)}") if p)
             return _coll_static(label, comm_type, size, micros, ("pg", axes, None))
 
         static = self.static(("group", id(group), self.phase), make)

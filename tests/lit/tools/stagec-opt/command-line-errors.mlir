@@ -5,7 +5,7 @@
 // UNKNOWN-PASS: {{^}}stagec-opt: error: unknown pass 'cs'; did you mean 'cse'?{{$}}
 
 // RUN: not stagec-opt %s --pass-pipeline='builtin.module(xyzzy)' 2>&1 | filecheck %s --check-prefix=NO-CLOSE-PASS
-// NO-CLOSE-PASS: {{^}}stagec-opt: error: unknown pass 'xyzzy'; known: {{.*}}canonicalize, cse, dce{{.*$}}
+// NO-CLOSE-PASS: {{^}}stagec-opt: error: unknown pass 'xyzzy'; known: {{.*}}canonicalize, convert-torch-to-stg, cse, dce{{.*$}}
 
 // RUN: not stagec-opt %s --pass-pipeline='builtin.module(cse{max-iterations=3})' 2>&1 | filecheck %s --check-prefix=UNKNOWN-OPTION
 // UNKNOWN-OPTION: {{^}}stagec-opt: error: unknown option 'max-iterations' for pass 'cse' (its options: none){{$}}

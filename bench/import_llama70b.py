@@ -1,0 +1,114 @@
+"""Benchmark: import the 80-layer Llama-3-70B-dims model end to end through the torch
+frontend - torch.export (non-strict, meta device), torch-mlir's FX importer, the
+translation into xDSL, convert-torch-to-stg (with the fold into one stg.repeat) - timed
+per phase, and check the result against the template (parameters, op counts).
+
+    python bench/import_llama70b.py                    # HF LlamaForCausalLM if installed
+    python bench/import_llama70b.py --model plain      # the plain-PyTorch decoder of the tests
+    python bench/import_llama70b.py --layers 8         # fewer layers, quicker
+
+Prints a table and writes bench/results/import_llama70b.json. The conversion itself
+must take under 5 s (issue 6); the exit code is 1 if it does not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import platform
+import resource
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CONVERT_BUDGET_S = 5.0
+
+
+def _model(kind: str, config):
+    import torch
+
+    from stagec.frontends.torch import models
+
+    if kind == "hf":
+        return models.hf_model(config, "bf16")
+    sys.path.insert(0, str(ROOT / "tests" / "unit" / "torch_frontend"))
+    from llama_torch import make_model
+
+    with torch.device("meta"):
+        return make_model(config).to(torch.bfloat16).eval()
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", choices=("hf", "plain"), default=None,
+                        help="hf (transformers' LlamaForCausalLM; default when installed) or plain")
+    parser.add_argument("--layers", type=int, default=80)
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "import_llama70b.json"))
+    args = parser.parse_args(argv)
+    if args.model is None:
+        try:
+            import transformers  # noqa: F401
+
+            args.model = "hf"
+        except ImportError:
+            args.model = "plain"
+
+    from stagec.frontends.templates import build_model, load_config
+    from stagec.frontends.torch.importer import export, import_exported
+    from stagec.frontends.torch.models import DYNAMIC, config_symbols, example_args
+    from stagec.passes.convert_torch_to_stg import convert_torch_to_stg
+
+    config = dataclasses.replace(load_config("llama3-70b"), num_hidden_layers=args.layers)
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    model = _model(args.model, config)
+    timings["build (meta)"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    program = export(model, example_args(config.vocab_size), DYNAMIC)
+    timings["torch.export"] = time.perf_counter() - t0
+    phases: dict[str, float] = {}
+    torch_module = import_exported(program, DYNAMIC, phases)
+    timings["FX import (torch-mlir)"] = phases["fx_import"]
+    timings["translate to xDSL"] = phases["translate"]
+    torch_ops = sum(1 for _ in torch_module.walk())
+    t0 = time.perf_counter()
+    module = convert_torch_to_stg(torch_module, config.name, config_symbols(config))
+    timings["convert-torch-to-stg"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    module.verify()
+    timings["verify"] = time.perf_counter() - t0
+    total = sum(timings.values())
+
+    template = build_model(config)
+    stg_ops = sum(1 for _ in module.walk())
+    same_ops = sorted(op.name for op in module.walk()) == sorted(op.name for op in template.walk())
+    rss_gib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+    print(f"Llama-3-70B dims, {args.layers} layers, {args.model} model: torch ops {torch_ops:,} -> stg ops {stg_ops:,}")
+    width = max(map(len, timings))
+    for phase, seconds in timings.items():
+        print(f"  {phase:<{width}}  {seconds:8.2f} s")
+    print(f"  {'total':<{width}}  {total:8.2f} s")
+    print(f"  peak RSS {rss_gib:.2f} GiB; the program is the template's op for op: {same_ops}")
+    ok = timings["convert-torch-to-stg"] < CONVERT_BUDGET_S
+    print(f"  conversion under {CONVERT_BUDGET_S:.0f} s: {ok}")
+
+    doc = {
+        "benchmark": "import_llama70b", "model": args.model, "layers": args.layers,
+        "seconds": timings, "total_seconds": total, "torch_ops": torch_ops, "stg_ops": stg_ops,
+        "same_ops_as_template": same_ops, "peak_rss_gib": rss_gib,
+        "convert_budget_seconds": CONVERT_BUDGET_S, "convert_within_budget": ok,
+        "machine": {"python": platform.python_version(), "processor": platform.processor() or platform.machine()},
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=2) + "\n")
+    print(f"wrote {out}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -653,8 +653,8 @@ def _write_scale_rank(args) -> None:
 @pytest.mark.scale
 def test_32k_ranks_check_in_minutes_under_1gb(tmp_path):
     """32,768 files of 3,005 nodes (~10^8 nodes, 7 GB): checked by `stagec check-trace
-    --jobs 2`; every process stays well under 1 GB. The wall time is printed (measured
-    on 2 cores: see the README of bench/ or docs/chakra.md)."""
+    --jobs 2`; every process stays well under 1 GB. The wall time is printed; on 2 free
+    cores it is about 3 minutes (docs/chakra.md, "How it scales")."""
     import multiprocessing
     import resource
     import subprocess

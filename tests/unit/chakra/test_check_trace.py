@@ -8,6 +8,8 @@ import json
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stagec.runtime.chakra.check import TraceDirError, check_trace
 from stagec.runtime.chakra.schema import CommType, Node, NodeType
@@ -676,3 +678,38 @@ def test_32k_ranks_check_in_minutes_under_1gb(tmp_path):
     assert len(doc["ranks"]) == ranks
     assert doc["ranks"]["0"]["ALL_GATHER"] == {"count": nodes // 4, "bytes": (nodes // 4) << 20}
     assert peak_mib < 512
+
+
+# -- the cycle search against a plain reference --------------------------------------------------
+
+
+def _has_cycle(n: int, deps: dict[int, list[int]]) -> bool:
+    """Reference: repeatedly drop nodes whose deps are all dropped."""
+    left = set(range(1, n + 1))
+    changed = True
+    while changed:
+        changed = False
+        for v in sorted(left):
+            if not any(d in left for d in deps[v]):
+                left.discard(v)
+                changed = True
+    return bool(left)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 12).flatmap(
+    lambda n: st.tuples(st.just(n), st.lists(st.lists(st.integers(1, n), max_size=3), min_size=n, max_size=n))))
+def test_cycle_search_matches_reference(case):
+    from stagec.runtime.chakra.check import _check_cycles
+
+    n, dep_lists = case
+    deps = {v: dep_lists[v - 1] for v in range(1, n + 1)}
+    defects: list[str] = []
+    _check_cycles("t.0.et", {v: f"n{v}" for v in deps}, [(v, d, []) for v, d in deps.items()], defects)
+    assert bool(defects) == _has_cycle(n, deps)
+    for defect in defects:
+        path = re.search(r"dependency cycle ([\d -> ]+);", defect)[1].split(" -> ")
+        cycle = [int(v) for v in path]
+        assert cycle[0] == cycle[-1]
+        for a, b in zip(cycle, cycle[1:]):
+            assert a in deps[b], (defect, deps)  # b depends on a: an edge a -> b

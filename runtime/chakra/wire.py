@@ -674,70 +674,73 @@ def decode_node(buf: bytes, pos: int = 0, end: int | None = None) -> DecodedNode
     attrs: list[DecodedAttr] = []
     cache = _ATTR_DECODED
     rv = _read_varint_fast
-    while pos < end:
-        at = pos
-        tag = buf[pos]
-        pos += 1
-        if tag == 0x52:  # attr
-            n = buf[pos]
-            if n < 0x80:
-                pos += 1
-            else:
-                n, pos = rv(buf, pos)
-            stop = pos + n
-            raw = buf[pos:stop]
-            attr = cache.get(raw)
-            if attr is None:
+    try:
+        while pos < end:
+            at = pos
+            tag = buf[pos]
+            pos += 1
+            if tag == 0x52:  # attr
+                n = buf[pos]
+                if n < 0x80:
+                    pos += 1
+                else:
+                    n, pos = rv(buf, pos)
+                stop = pos + n
+                raw = buf[pos:stop]
+                attr = cache.get(raw)
+                if attr is None:
+                    if stop > end:
+                        raise WireError("attribute runs past the end of the node", at)
+                    attr = decode_attr(buf, pos, stop)
+                    if len(cache) >= _ATTR_DECODED_LIMIT:
+                        cache.clear()
+                    cache[raw] = attr
+                attrs.append(attr)
+                pos = stop
+            elif tag == 0x08:
+                b = buf[pos]
+                if b < 0x80:
+                    nid = b
+                    pos += 1
+                else:
+                    nid, pos = rv(buf, pos)
+            elif tag == 0x12:
+                n = buf[pos]
+                if n < 0x80:
+                    pos += 1
+                else:
+                    n, pos = rv(buf, pos)
+                name = _decode_string(buf, pos, pos + n, at)
+                pos += n
+            elif tag == 0x18:
+                v, pos = rv(buf, pos)
+                ntype = _signed32(v)
+            elif tag == 0x2A or tag == 0x22:  # data_deps / ctrl_deps, packed
+                n = buf[pos]
+                if n < 0x80:
+                    pos += 1
+                else:
+                    n, pos = rv(buf, pos)
+                stop = pos + n
                 if stop > end:
-                    raise WireError("attribute runs past the end of the node", at)
-                attr = decode_attr(buf, pos, stop)
-                if len(cache) >= _ATTR_DECODED_LIMIT:
-                    cache.clear()
-                cache[raw] = attr
-            attrs.append(attr)
-            pos = stop
-        elif tag == 0x08:
-            b = buf[pos]
-            if b < 0x80:
-                nid = b
-                pos += 1
+                    raise WireError("dependency list runs past the end of the node", at)
+                _decode_packed_uvarints(buf, pos, stop, data if tag == 0x2A else ctrl)
+                pos = stop
+            elif tag == 0x28 or tag == 0x20:  # data_deps / ctrl_deps, unpacked
+                v, pos = rv(buf, pos)
+                (data if tag == 0x28 else ctrl).append(v)
+            elif tag == 0x38:
+                duration, pos = rv(buf, pos)
+            elif tag == 0x30:
+                start_time, pos = rv(buf, pos)
             else:
-                nid, pos = rv(buf, pos)
-        elif tag == 0x12:
-            n = buf[pos]
-            if n < 0x80:
-                pos += 1
-            else:
-                n, pos = rv(buf, pos)
-            name = _decode_string(buf, pos, pos + n, at)
-            pos += n
-        elif tag == 0x18:
-            v, pos = rv(buf, pos)
-            ntype = _signed32(v)
-        elif tag == 0x2A or tag == 0x22:  # data_deps / ctrl_deps, packed
-            n = buf[pos]
-            if n < 0x80:
-                pos += 1
-            else:
-                n, pos = rv(buf, pos)
-            stop = pos + n
-            if stop > end:
-                raise WireError("dependency list runs past the end of the node", at)
-            _decode_packed_uvarints(buf, pos, stop, data if tag == 0x2A else ctrl)
-            pos = stop
-        elif tag == 0x28 or tag == 0x20:  # data_deps / ctrl_deps, unpacked
-            v, pos = rv(buf, pos)
-            (data if tag == 0x28 else ctrl).append(v)
-        elif tag == 0x38:
-            duration, pos = rv(buf, pos)
-        elif tag == 0x30:
-            start_time, pos = rv(buf, pos)
-        else:
-            if tag >= 0x80:
-                tag, pos = rv(buf, at)
-            if tag >> 3 == 0:
-                raise WireError("field number 0", at)
-            pos = _skip(buf, pos, tag & 7, at)  # inputs, outputs, unknown fields
+                if tag >= 0x80:
+                    tag, pos = rv(buf, at)
+                if tag >> 3 == 0:
+                    raise WireError("field number 0", at)
+                pos = _skip(buf, pos, tag & 7, at)  # inputs, outputs, unknown fields
+    except IndexError:
+        raise WireError("a field runs past the end of the data", end) from None
     if pos != end:
         raise WireError("node ends inside a field", end)
     return DecodedNode(nid, name, ntype, ctrl, data, start_time, duration, attrs)

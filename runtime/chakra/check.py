@@ -863,10 +863,18 @@ def _check_in_worker(job: tuple[str, int]) -> FileSummary:
     return check_file(directory, job[0], job[1], context)
 
 
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
 def check_trace(directory: str, prefix: str | None = None, jobs: int | None = 1) -> CheckReport:
     """Check every `<prefix>.<rank>.et` of `directory` and its comm_group.json. `jobs`
-    is the number of worker processes for the per-file checks (None: one per CPU; 1:
-    in this process). Raises TraceDirError when there is nothing to check."""
+    is the number of worker processes for the per-file checks (None: one per CPU this
+    process may use; 1: in this process). Raises TraceDirError when there is nothing to check."""
     directory = os.fspath(directory)
     prefix, files = find_trace_files(directory, prefix)
     report = CheckReport(directory, prefix)
@@ -878,7 +886,7 @@ def check_trace(directory: str, prefix: str | None = None, jobs: int | None = 1)
     context = _Context(ranks, groups)
     jobs_list = [(files[r][0], r) for r in sorted(files)]
 
-    workers = (os.cpu_count() or 1) if jobs is None else max(1, jobs)
+    workers = available_cpus() if jobs is None else max(1, jobs)
     workers = min(workers, len(jobs_list))
     summaries: list[FileSummary] = []
     interned: dict[tuple, dict] = {}

@@ -287,7 +287,8 @@ class SymbolicShapeError(ValueError):
 
 def affine_to_expr(expr: AffineExpr, symbols: Sequence[Expr]) -> Expr:
     """An affine (or semi-affine) expression over symbols s0, s1, ... as a stagec
-    size; `symbols[i]` is what s<i> stands for."""
+    size; `symbols[i]` is what s<i> stands for. floordiv and ceildiv read as exact
+    division (stg sizes are exact; instantiation checks divisibility)."""
     if isinstance(expr, AffineConstantExpr):
         return Expr.const(expr.value)
     if isinstance(expr, AffineSymExpr):
@@ -298,7 +299,9 @@ def affine_to_expr(expr: AffineExpr, symbols: Sequence[Expr]) -> Expr:
             return lhs + rhs
         if expr.kind == AffineBinaryOpKind.Mul:
             return lhs * rhs
-        if expr.kind in (AffineBinaryOpKind.FloorDiv, AffineBinaryOpKind.CeilDiv) and rhs.divides(lhs):
+        if expr.kind in (AffineBinaryOpKind.FloorDiv, AffineBinaryOpKind.CeilDiv):
+            # stg sizes are exact: `5*B*S floordiv 16` (an MoE capacity) is 5*B*S/16, and
+            # stg-instantiate reports the B and S for which it is not an integer
             return lhs / rhs
     raise SymbolicShapeError(f"shape expression '{expr}' is not a product of sizes")
 

@@ -132,6 +132,29 @@ def _module_path(node) -> str:
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 
 
+def _allow_floordiv_shapes() -> None:
+    """torch-mlir's FX importer cannot write a FloorDiv size (an MoE capacity
+    `5*B*S // 16`) as a shape expression; MLIR's affine maps can (`floordiv`). Wrap its
+    translation function to add that case. Idempotent."""
+    from torch.utils._sympy.functions import FloorDiv
+    from torch_mlir.extras import fx_importer
+
+    original = fx_importer.sympy_expr_to_semi_affine_expr
+    if getattr(original, "_stagec_floordiv", False):
+        return
+
+    def translate(expr, symbols_map):
+        if isinstance(expr, FloorDiv):
+            lhs, rhs = (translate(a, symbols_map) for a in expr.args)
+            from torch_mlir.ir import AffineFloorDivExpr
+
+            return AffineFloorDivExpr.get(lhs, rhs)
+        return original(expr, symbols_map)
+
+    translate._stagec_floordiv = True
+    fx_importer.sympy_expr_to_semi_affine_expr = translate
+
+
 def _importer(ir, context):
     """torch-mlir's FxImporter whose op locations name the nn.Module path and the
     innermost source line: loc("model.layers.0.mlp"("file.py":42:0))."""
@@ -146,6 +169,7 @@ def _importer(ir, context):
             child = ir.Location.file(file, int(line), 0, context=self._c)
             return ir.Location.name(_module_path(node), childLoc=child, context=self._c)
 
+    _allow_floordiv_shapes()
     importer = fx_importer.FxImporter(context=context)
     importer._cc = _Locations(importer._c, py_attr_tracker=importer._py_attr_tracker)
     return importer

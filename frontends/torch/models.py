@@ -119,6 +119,11 @@ def _hf_config(config: ModelConfig, dtype):
         keys.update(num_local_experts=config.num_local_experts, num_experts_per_tok=config.num_experts_per_tok)
     hf = cls(**keys)
     hf._attn_implementation = register_attention()
+    if family == "mixtral":
+        from stagec.frontends.torch.moe import register_experts
+
+        hf._experts_implementation = register_experts()
+        hf.capacity_factor = float(config.capacity)
     return hf
 
 

@@ -97,11 +97,12 @@ class ModelSymbols:
         self.used.add(name)
         return Expr.sym(name)
 
-    def resolve(self, size: int, prefer: Iterable[str] = ()) -> Expr:
+    def resolve(self, size: int, prefer: Iterable[str] = (), exclude: Iterable[str] = ()) -> Expr:
         """A static size as a model symbol: the first of `prefer`, then of the default
-        order, whose value it is; else the number itself."""
+        order (less `exclude`), whose value it is; else the number itself."""
+        excluded = set(exclude)
         for name in (*prefer, *DEFAULT_ORDER):
-            if self.values.get(name) == size:
+            if name not in excluded and self.values.get(name) == size:
                 return self.sym(name)
         return Expr.const(size)
 

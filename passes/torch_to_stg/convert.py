@@ -80,6 +80,8 @@ class Converter:
         self.layer: dict[Operation, tuple[str, int]] = {}
         self.arg_names: dict[SSAValue, tuple[str, str]] = {}
         self.current: Operation | None = None
+        self.splits: dict[tuple, list[View]] = {}
+        self.slices: dict[str, SSAValue] = {}
         arg_attrs = fn.arg_attrs.data if fn.arg_attrs is not None else [DictionaryAttr({})] * len(fn.args)
         for arg, attrs in zip(fn.args, arg_attrs):
             name = attrs.data.get("torch.name")
@@ -188,7 +190,10 @@ class Converter:
         if kind != "parameter":
             raise Skip("expected a parameter")
         if dims is None:
-            dims = [self.symbols.resolve(s) for s in self.torch_shape(arg)]
+            shape = self.torch_shape(arg)
+            experts = len(shape) >= 3  # stacked expert weights: [E, ...], no attention sizes
+            dims = [self.symbols.resolve(s, ("E",) if i == 0 and experts else (), ("N", "KV", "D") if experts else ())
+                    for i, s in enumerate(shape)]
         ty = TensorType(list(dims), self.element(arg))
         op = stg.ParamOp(name, ty)
         op.result.name_hint = _hint(name)

@@ -66,7 +66,10 @@ def _dim(d: int, rank: int) -> int:
 def _linear_out(cv: Converter, op: Operation, out: int) -> Expr:
     """The symbolic size of a linear layer's output features, read off its users: a
     view to [..., heads, D] makes it N*D (or KV*D), a router (softmax/topk) makes it E."""
-    for user in cv.users(op.results[0]):
+    users = cv.users(op.results[0])
+    while len(users) == 1 and users[0].name in ("torch.aten.to.dtype", "torch.aten._to_copy"):
+        users = cv.users(users[0].results[0])
+    for user in users:
         if user.name in ("torch.aten.view", "torch.aten.reshape", "torch.aten._unsafe_view"):
             shape = cv.torch_shape(user.results[0])
             if len(shape) >= 2 and shape[-1] and shape[-2] and shape[-1] * shape[-2] == out:
@@ -218,6 +221,7 @@ PATTERNS["torch.aten.add.Tensor"] = _rotary_or_add
 PATTERNS["torch.aten.add.Scalar"] = _binary(EW.ADD)
 PATTERNS["torch.aten.sub.Tensor"] = PATTERNS["torch.aten.sub.Scalar"] = _binary(EW.SUB)
 PATTERNS["torch.aten.div.Tensor"] = PATTERNS["torch.aten.div.Scalar"] = _binary(EW.DIV)
+PATTERNS["torch.aten.div_.Tensor"] = _binary(EW.DIV)
 PATTERNS["torch.aten.mul.Scalar"] = _binary(EW.MUL)
 
 
@@ -592,7 +596,18 @@ def reshape_dims(cv: Converter, src: Sequence[Expr], target: Sequence[Expr | int
 @pattern("aten.view", "aten.reshape", "aten._unsafe_view", "aten.unsqueeze", "aten.squeeze.dim", "aten.squeeze",
          "aten.flatten.using_ints", "aten.unflatten.int")
 def reshape(cv: Converter, op: Operation):
-    x = cv.view(op.operands[0])
+    source = op.operands[0]
+    if source in cv.arg_names and cv.arg_names[source][1] == "parameter" and source not in cv.params and all(
+        u.operation is op for u in source.uses
+    ):
+        # a parameter used only through this view is declared in the viewed shape (as the
+        # GPT template declares c_attn [3, N*D, H]): experts lead with E
+        shape = cv.torch_shape(op.results[0])
+        experts = len(shape) >= 3  # stacked expert weights: [E, ...], no attention sizes
+        dims = [cv.symbols.resolve(s, ("E",) if i == 0 and experts else (), ("N", "KV", "D") if experts else ())
+                for i, s in enumerate(shape)]
+        return identity(cv.param(source, dims))
+    x = cv.view(source)
     target = cv.torch_dims(op.results[0])
     xv = cv.materialize(x)
     dims = reshape_dims(cv, list(xv.type.shape), target)
@@ -641,10 +656,15 @@ def cat(cv: Converter, op: Operation):
 
 
 def _split(cv: Converter, x: View, dim: int, sizes: Sequence[Expr]) -> list[View]:
+    """One stg.split per value, dim and sizes: slices and selects of the same tensor
+    (gate_up[0], gate_up[1]) share it."""
     xv = cv.materialize(x)
-    shape = list(xv.type.shape)
-    types = [TensorType([*shape[:dim], s, *shape[dim + 1:]], xv.type.element_type) for s in sizes]
-    return [identity(r) for r in cv.emit(stg.SplitOp(xv, dim, types)).outputs]
+    key = (xv, dim, tuple(sizes))
+    if key not in cv.splits:
+        shape = list(xv.type.shape)
+        types = [TensorType([*shape[:dim], s, *shape[dim + 1:]], xv.type.element_type) for s in sizes]
+        cv.splits[key] = [identity(r) for r in cv.emit(stg.SplitOp(xv, dim, types)).outputs]
+    return cv.splits[key]
 
 
 def _piece_sizes(cv: Converter, whole: Expr, sizes: Sequence[int]) -> list[Expr]:
@@ -711,3 +731,146 @@ def list_unpack(cv: Converter, op: Operation):
     if not isinstance(pieces, list):
         raise Skip("unpacks a list that was not converted")
     return tuple(pieces)
+
+
+# -- einsum, select ------------------------------------------------------------------------------
+
+
+@pattern("aten.einsum")
+def einsum(cv: Converter, op: Operation):
+    eq_op = cv.producer(op.operands[0])
+    if eq_op is None or eq_op.name != "torch.constant.str":
+        raise Skip("an einsum equation that is not a constant")
+    equation = eq_op.properties["value"].data.replace(" ", "")
+    if "..." in equation or "->" not in equation:
+        raise Skip(f"einsum '{equation}': only explicit equations without ellipses")
+    lhs, out = equation.split("->")
+    subs = lhs.split(",")
+    views = [cv.view(v) for v in cv.list_items(op.operands[1])]
+    if len(subs) != len(views):
+        raise Skip(f"einsum '{equation}' has {len(subs)} operands, not {len(views)}")
+    sizes: dict[str, Expr] = {}
+    stg_subs = []
+    for sub, v in zip(subs, views):
+        if len(sub) != v.rank:
+            raise Skip(f"einsum '{equation}': operand rank {v.rank} does not match '{sub}'")
+        letters = [""] * v.rank
+        for k, p in enumerate(v.perm):
+            letters[p] = sub[k]
+        stg_subs.append("".join(letters))
+        for letter, size in zip(sub, v.dims()):
+            sizes.setdefault(letter, size)
+    el = cv.element(op.results[0])
+    values = [cv.cast(v.value, el) for v in views]
+    dims = [sizes[c] for c in out]
+    y = cv.emit(stg.EinsumOp(f"{','.join(stg_subs)}->{out}", values, TensorType(dims, el))).result
+    return identity(y)
+
+
+def _param_view(cv: Converter, value: SSAValue) -> SSAValue | None:
+    """The parameter argument `value` is a view of, if that view is its only use."""
+    view = _is(cv, value, "aten.view", "aten.reshape")
+    if view is None:
+        return None
+    source = view.operands[0]
+    if source in cv.arg_names and cv.arg_names[source][1] == "parameter" and all(u.operation is view for u in source.uses):
+        return source
+    return None
+
+
+@pattern("aten.select.int")
+def select(cv: Converter, op: Operation):
+    if (param := _param_view(cv, op.operands[0])) is not None and cv.int_of(op.operands[2]) is not None:
+        # a slice of a fused weight (HF's experts.gate_up_proj viewed [E, 2, FE, H], [:, 0]):
+        # a parameter of its own, `<name>[<index>]`, so its gradient is a weight's
+        name, _ = cv.arg_names[param]
+        key = f"{name}[{cv.int_of(op.operands[2])}]"
+        if key not in cv.slices:
+            shape = cv.torch_shape(op.results[0])
+            experts = len(shape) >= 3
+            dims = [cv.symbols.resolve(s, ("E",) if i == 0 and experts else (), ("N", "KV", "D") if experts else ())
+                    for i, s in enumerate(shape)]
+            ty = TensorType(dims, cv.element(op.results[0]))
+            param_op = stg.ParamOp(key, ty)
+            param_op.result.name_hint = name.rsplit(".", 1)[-1] + f"{cv.int_of(op.operands[2])}"
+            cv.emit(param_op)
+            cv.slices[key] = param_op.result
+        return identity(cv.slices[key])
+    x = cv.view(op.operands[0])
+    dim = _dim(cv.int_of(op.operands[1]), x.rank)
+    index = cv.int_of(op.operands[2])
+    size = cv.torch_shape(op.operands[0])[dim]
+    if index is None or size is None:
+        raise Skip("select at a dynamic index or of a dynamic dim")
+    index = index + size if index < 0 else index
+    cuts = [c for c in (index, 1, size - index - 1) if c]
+    dims = x.dims()
+    pieces = _split(cv, x, dim, _piece_sizes(cv, dims[dim], cuts)) if len(cuts) > 1 else [identity(cv.materialize(x))]
+    piece = cv.materialize(pieces[1 if index else 0])
+    kept = [d for i, d in enumerate(piece.type.shape) if i != dim]
+    return identity(cv.emit(stg.ReshapeOp(piece, TensorType(kept, piece.type.element_type))).result)
+
+
+# -- MoE routing (frontends/torch/moe.py's custom ops) -------------------------------------------------
+
+
+def _routing(cv: Converter, scores: SSAValue) -> tuple[View, int, bool]:
+    """scores = scatter(zeros, 1, topk(P, k).indices, w) with w the top-k values, or
+    them over their sum: the router's probabilities P, k and whether to normalize."""
+    scatter = _is(cv, scores, "aten.scatter.src")
+    if scatter is None or cv.int_of(scatter.operands[1]) not in (1, -1):
+        raise Skip("MoE scores that are not the scatter of a top-k over the experts")
+    index, values = scatter.operands[2], scatter.operands[3]
+    topk = cv.producer(index)
+    if topk is None or topk.name != "torch.aten.topk" or index is not topk.results[1]:
+        raise Skip("MoE scores whose experts are not a topk")
+    normalize = False
+    if values is not topk.results[0]:
+        div = _is(cv, values, "aten.div.Tensor", "aten.div_.Tensor")
+        total = div and _is(cv, div.operands[1], "aten.sum.dim_IntList")
+        if not (div and total and div.operands[0] is topk.results[0] and total.operands[0] is topk.results[0]):
+            raise Skip("MoE weights that are neither the top-k probabilities nor them normalized")
+        normalize = True
+    return cv.view(topk.operands[0]), cv.int_of(topk.operands[1]), normalize
+
+
+def _moe_dispatch(cv: Converter, op: Operation):
+    tokens = cv.materialize(cv.view(op.operands[0]))
+    scores, top_k, _ = _routing(cv, op.operands[1])
+    probs = cv.materialize(scores)
+    experts = probs.type.shape[1]
+    capacity = cv.torch_dims(op.results[0])[1]
+    if not isinstance(capacity, Expr):
+        capacity = Expr.const(capacity)
+    if experts.as_int() is None:
+        # the template's form of C: capacity_factor * top_k * B * S / E
+        capacity = capacity * cv.evaluate(experts) / experts
+    out = TensorType([experts, capacity, tokens.type.shape[1]], tokens.type.element_type)
+    y = cv.emit(stg.MoeDispatchOp(tokens, probs, top_k, out)).result
+    y.name_hint = "dispatched"
+    return identity(y)
+
+
+def _moe_combine(cv: Converter, op: Operation):
+    buffers = cv.materialize(cv.view(op.operands[0]))
+    if cv.bool_of(op.operands[3]):
+        raise Skip("moe_combine normalizing scores that are already a scatter of top-k weights")
+    scores, top_k, normalize = _routing(cv, op.operands[1])
+    probs = cv.materialize(scores)
+    el = cv.element(op.results[0])
+    out = TensorType([probs.type.shape[0], buffers.type.shape[2]], buffers.type.element_type)
+    y = cv.emit(stg.MoeCombineOp(buffers, probs, top_k, out, normalize)).result
+    y.name_hint = "combined"
+    return identity(cv.cast(y, el))
+
+
+CUSTOM_OPS = {"torch.stagec.moe_dispatch": _moe_dispatch, "torch.stagec.moe_combine": _moe_combine}
+
+
+@pattern("operator")
+def operator(cv: Converter, op: Operation):
+    name = op.properties.get("name")
+    fn = CUSTOM_OPS.get(name.data if name is not None else "")
+    if fn is None:
+        raise Skip(f"custom op '{name.data if name is not None else '?'}' has no pattern")
+    return fn(cv, op)

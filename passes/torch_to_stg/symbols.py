@@ -71,7 +71,9 @@ def infer_symbols(fn: func.FuncOp, given: Mapping[str, int] | None = None) -> Mo
             if shape and len(shape) == 2 and w in names and layer_of(names[w]):
                 linears.append(shape[0])
     v = symbols.values
-    known = {v.get("H"), v.get("V")}
+    if "F" in v or "FE" in v:
+        return symbols
+    known = {v.get("H"), v.get("V"), v.get("E")}
     if "N" in v and "D" in v:
         known |= {v["N"] * v["D"], v.get("KV", v["N"]) * v["D"]}
     for out in linears:

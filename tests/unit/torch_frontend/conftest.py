@@ -29,3 +29,14 @@ def stacked_state(model, grad: bool = False):
     for key, entries in groups.items():
         out[key] = entries[-1] if -1 in entries else torch.stack([entries[i] for i in sorted(entries)])
     return out
+
+
+def split_fused(state, names):
+    """Adds the halves of fused expert weights the program names `W[i]` (HF's
+    experts.gate_up_proj [.., E, 2*FE, H] viewed [.., E, 2, FE, H], slice i)."""
+    for name in names:
+        if name.endswith("]") and "[" in name:
+            base, index = name[:-1].split("[")
+            whole = state[base]
+            state[name] = whole.unflatten(-2, (2, -1)).select(-3, int(index)).contiguous()
+    return state

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import stacked_state
+from conftest import split_fused, stacked_state
 from llama_torch import LlamaLM
 
 from stagec.dialects import make_context
@@ -44,7 +44,29 @@ def _hf_llama():
     return causal_lm_loss(lm), 64, 8
 
 
-MODELS = {"plain-llama": _plain, "hf-llama": _hf_llama}
+def _hf_mixtral():
+    transformers = pytest.importorskip("transformers")
+    from stagec.frontends.torch.models import causal_lm_loss, register_attention
+    from stagec.frontends.torch.moe import register_experts
+
+    config = transformers.MixtralConfig(vocab_size=64, hidden_size=32, intermediate_size=24, num_hidden_layers=2,
+                                        num_attention_heads=4, num_key_value_heads=2, num_local_experts=4,
+                                        num_experts_per_tok=2, rms_norm_eps=1e-6, rope_theta=10000.0)
+    config._attn_implementation = register_attention()
+    config._experts_implementation = register_experts()
+    config.capacity_factor = 1.0  # C = 6 slots for 24 routed tokens over 4 experts: overflow drops, as stg routes
+    torch.manual_seed(0)
+    lm = transformers.MixtralForCausalLM(config).double().eval()
+    return causal_lm_loss(lm), 64, 8
+
+
+MODELS = {"plain-llama": _plain, "hf-llama": _hf_llama, "hf-mixtral": _hf_mixtral}
+
+
+def _params(model, module, grad=False):
+    names = [op.tensor_name.data for op in module.walk() if op.name == "stg.param"]
+    state = split_fused(stacked_state(model, grad), names)
+    return {k: v for k, v in state.items() if k in names}
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
@@ -54,7 +76,7 @@ def test_forward_matches_torch(name):
     inputs = _inputs(vocab, head_dim)
     with torch.no_grad():
         expected = model(inputs["input_ids"], inputs["labels"])
-    store = interpreter.StateStore(params=stacked_state(model), inputs=inputs)
+    store = interpreter.StateStore(params=_params(model, module), inputs=inputs)
     (loss,) = interpreter.Interpreter(module, bindings={"B": B, "S": S}).run("forward", store)
     assert loss.dtype == torch.float64
     assert abs(loss.item() - expected.item()) <= 1e-5 * abs(expected.item()), (loss.item(), expected.item())
@@ -65,15 +87,15 @@ def test_autodiff_gradients_match_torch_autograd(name):
     """One SGD step at lr 1 moves each parameter by minus its gradient."""
     model, vocab, head_dim = MODELS[name]()
     module = import_forward(model, vocab, name)
+    before = _params(model, module)
     StgAutodiff(optimizer="sgd", lr=1.0).apply(make_context(), module)
     inputs = _inputs(vocab, head_dim, seed=1)
-    before = stacked_state(model)
     store = interpreter.StateStore(params={k: v.clone() for k, v in before.items()}, inputs=inputs)
     (loss,) = interpreter.Interpreter(module, bindings={"B": B, "S": S}).run("train_step", store)
     expected = model(inputs["input_ids"], inputs["labels"])
     expected.backward()
     assert abs(loss.item() - expected.item()) <= 1e-5 * abs(expected.item())
-    grads = stacked_state(model, grad=True)
+    grads = {k: v for k, v in split_fused(stacked_state(model, grad=True), list(before)).items() if k in before}
     assert set(grads) == set(store.params)
     for param, grad in grads.items():
         step = before[param] - store.params[param]

@@ -6,7 +6,8 @@ ran in, read off the nn.Module path (`model.layers.<i>.` - the first numeric com
 of the path names the layer list and the index). The folding then
 
 1. cuts the function body into the runs of ops of layer 0, 1, ..., L-1 (ops between
-   two layers that belong to none - a cast, say - join the layer after them);
+   two layers that belong to none - a residual add in the parent's loop, a cast - join
+   the layer before them, or failing that the layer after them);
 2. checks that every layer is the same program as layer 0: the same ops with the same
    properties and types, operands that are the same earlier op of the layer, the same
    value from outside every layer (e.g. `rope.angles`), or the layer's input, and
@@ -23,10 +24,14 @@ diagnostic naming the first difference; the program is still correct, only not f
 
 from __future__ import annotations
 
+import re
+
+from xdsl.dialects import func
 from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from stagec.dialects import stg
+from stagec.frontends.templates.blocks import module_name
 from stagec.passes.torch_to_stg.context import ConversionError, strip_layer_index
 
 __all__ = ["FoldResult", "fold_layers"]
@@ -39,7 +44,10 @@ class FoldResult:
         self.reason = reason
 
 
-def _segments(block: Block, tags: dict[Operation, tuple[str, int]]) -> tuple[str, list[list[Operation]]] | None:
+def _segments(block: Block, tags: dict[Operation, tuple[str, int]], tail: bool) -> tuple[str, list[list[Operation]]] | None:
+    """The layers' op runs. Untagged ops between two layers (a residual add written in
+    the parent's loop, a cast) go to the layer before them (`tail`) or after them; the
+    first layer then takes as many ops from before it, the last as many after it."""
     prefixes = {p for p, _ in tags.values()}
     if not prefixes:
         return None
@@ -51,25 +59,35 @@ def _segments(block: Block, tags: dict[Operation, tuple[str, int]]) -> tuple[str
     first, last = tagged[0], tagged[-1]
     count = max(i for _, i in tags.values()) + 1
     segments: list[list[Operation]] = [[] for _ in range(count)]
-    pending: list[Operation] = []
+    gaps: list[list[Operation]] = [[] for _ in range(count + 1)]  # gaps[i]: untagged ops before layer i
     current = -1
+    params: list[Operation] = []  # a parameter is read first by the layer after it
     for op in ops[first : last + 1]:
         if op in tags:
             index = tags[op][1]
             if index < current:
                 raise ConversionError(f"layer {index}'s ops come after layer {current}'s: layers must run in order")
             current = index
-            segments[index].extend(pending)
-            pending = []
+            segments[index].extend(params)
+            params = []
             segments[index].append(op)
-        elif isinstance(op, stg.ParamOp) or isinstance(op, stg.InputOp):
-            segments[max(current, 0)].append(op)
+        elif isinstance(op, (stg.ParamOp, stg.InputOp)):
+            params.append(op)
         else:
-            pending.append(op)
-    if pending:
-        segments[current].extend(pending)
+            gaps[current + 1].append(op)
     if any(not s for s in segments):
         raise ConversionError("a layer index without ops: the layers are not 0..L-1")
+    width = len(gaps[1]) if count > 1 else 0
+    if tail:
+        after = [op for op in ops[last + 1 :] if not isinstance(op, (func.ReturnOp, stg.ParamOp, stg.InputOp))][:width]
+        for i in range(count):
+            segments[i].extend(gaps[i + 1] if i + 1 < count else gaps[count] + after)
+    else:
+        before = ops[max(first - width, 0) : first]
+        for i in range(count):
+            segments[i][:0] = before if i == 0 else gaps[i]
+        if gaps[count]:
+            segments[count - 1].extend(gaps[count])
     return prefix, segments
 
 
@@ -109,7 +127,25 @@ def _inputs_and_outputs(segment: list[Operation]) -> tuple[list[SSAValue], list[
 
 
 def fold_layers(block: Block, tags: dict[Operation, tuple[str, int]], count_symbol: str = "L") -> FoldResult:
-    found = _segments(block, tags)
+    """Folds the layers (module doc); tries the ops between layers as each layer's tail,
+    then as the next one's head."""
+    failure: FoldResult | ConversionError | None = None
+    for tail in (True, False):
+        try:
+            result = _fold(block, tags, count_symbol, tail)
+        except ConversionError as error:
+            failure = error
+            continue
+        if result.reason is None or result.prefix is None:
+            return result
+        failure = result
+    if isinstance(failure, ConversionError):
+        raise failure
+    return failure
+
+
+def _fold(block: Block, tags: dict[Operation, tuple[str, int]], count_symbol: str, tail: bool) -> FoldResult:
+    found = _segments(block, tags, tail)
     if found is None:
         return FoldResult(0, None, "no layer list in the model")
     prefix, segments = found
@@ -160,7 +196,11 @@ def fold_layers(block: Block, tags: dict[Operation, tuple[str, int]], count_symb
             mapping[old_r] = new_r
             new_r.name_hint = old_r.name_hint
         if isinstance(new, stg.ParamOp):
-            new.properties["name"] = StringAttr(strip_layer_index(new.tensor_name.data, prefix))
+            name = strip_layer_index(new.tensor_name.data, prefix)
+            new.properties["name"] = StringAttr(name)
+            hint = re.sub(r"\W", "", module_name(name))
+            if hint[:1].isalpha():
+                new.result.name_hint = hint
         body.add_op(new)
     body.add_op(stg.YieldOp(mapping[outputs[0]]))
     repeat = stg.RepeatOp(count_symbol, [carries[0]], [], Region(body))

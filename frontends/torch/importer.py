@@ -108,10 +108,17 @@ def _lift_state(program) -> list[dict[str, StringAttr]]:
     attrs = []
     specs = []
     kinds = {InputKind.PARAMETER: "parameter", InputKind.BUFFER: "buffer", InputKind.USER_INPUT: "input"}
+    # a tied weight (GPT-2's lm_head.weight is transformer.wte.weight) is named by its
+    # first name in the module, as named_parameters() and the templates name it
+    canonical: dict[int, str] = {}
+    for key, tensor in program.state_dict.items():
+        canonical.setdefault(id(tensor), key)
     for spec in program.graph_signature.input_specs:
         if spec.kind not in kinds:
             raise NotImplementedError(f"torch.export input of kind {spec.kind.name} ({spec.arg}) is not supported")
         name = spec.target if spec.kind != InputKind.USER_INPUT else spec.arg.name
+        if spec.kind == InputKind.PARAMETER and name in program.state_dict:
+            name = canonical[id(program.state_dict[name])]
         attrs.append({"torch.name": StringAttr(name), "torch.kind": StringAttr(kinds[spec.kind])})
         specs.append(InputSpec(kind=InputKind.USER_INPUT, arg=spec.arg, target=None, persistent=None))
     program.graph_signature.input_specs[:] = specs

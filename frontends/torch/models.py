@@ -57,11 +57,14 @@ def _causal_lm_loss():
 
         def __init__(self, lm: nn.Module):
             super().__init__()
-            self.model = lm.model
+            # the decoder under its own name (model, transformer), so FQNs stay HF's
+            self.decoder_name = lm.base_model_prefix
+            setattr(self, self.decoder_name, getattr(lm, self.decoder_name))
             self.lm_head = lm.lm_head
 
         def forward(self, input_ids, labels):
-            hidden = self.model(input_ids=input_ids, use_cache=False).last_hidden_state
+            decoder = getattr(self, self.decoder_name)
+            hidden = decoder(input_ids=input_ids, use_cache=False).last_hidden_state
             logits = self.lm_head(hidden)
             wide = torch.promote_types(logits.dtype, torch.float32)  # bf16 logits in f32, f64 stays
             return F.cross_entropy(logits.to(wide).reshape(-1, logits.shape[-1]), labels.reshape(-1))
@@ -101,12 +104,22 @@ def _hf_config(config: ModelConfig, dtype):
     import transformers
 
     family = config.family
+    if family == "gpt":
+        hf = transformers.GPT2Config(
+            vocab_size=config.vocab_size, n_embd=config.hidden_size, n_layer=config.num_hidden_layers,
+            n_head=config.num_attention_heads, n_inner=config.intermediate_size,
+            n_positions=config.max_position_embeddings, layer_norm_epsilon=config.layer_norm_epsilon,
+            activation_function="gelu_new", tie_word_embeddings=config.tie_word_embeddings,
+            resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+        )
+        hf._attn_implementation = register_attention()
+        return hf
     if family == "llama":
         cls = transformers.LlamaConfig
     elif family == "mixtral":
         cls = transformers.MixtralConfig
     else:
-        raise ConfigError(f"--frontend torch builds LlamaForCausalLM and MixtralForCausalLM; "
+        raise ConfigError(f"--frontend torch builds LlamaForCausalLM, MixtralForCausalLM and GPT2LMHeadModel; "
                           f"'{config.name}' is a {family} model (use --frontend template)")
     keys = dict(
         vocab_size=config.vocab_size, hidden_size=config.hidden_size, intermediate_size=config.intermediate_size,
@@ -134,7 +147,8 @@ def hf_model(config: ModelConfig, dtype: str = "bf16", device: str = "meta"):
 
     element = torch_dtype(dtype)
     hf_config = _hf_config(config, element)
-    cls = {"llama": transformers.LlamaForCausalLM, "mixtral": transformers.MixtralForCausalLM}[config.family]
+    cls = {"llama": transformers.LlamaForCausalLM, "mixtral": transformers.MixtralForCausalLM,
+           "gpt": transformers.GPT2LMHeadModel}[config.family]
     with torch.device(device):
         lm = cls(hf_config).to(element)
     lm.eval()

@@ -65,8 +65,34 @@ def _dim(d: int, rank: int) -> int:
 
 def _linear_out(cv: Converter, op: Operation, out: int) -> Expr:
     """The symbolic size of a linear layer's output features, read off its users: a
-    view to [..., heads, D] makes it N*D (or KV*D), a router (softmax/topk) makes it E."""
-    users = cv.users(op.results[0])
+    view to [..., heads, D] makes it N*D (or KV*D), a router (softmax/topk) makes it E,
+    a split into k equal pieces k times the pieces' width (GPT-2's fused c_attn: 3*N*D)."""
+    return _width(cv, op.results[0], out, 0)
+
+
+_SAME_LAST = ("torch.aten.view", "torch.aten.reshape", "torch.aten._unsafe_view", "torch.aten.to.dtype",
+              "torch.aten._to_copy", "torch.aten.dropout", "torch.aten.contiguous", "torch.aten.clone")
+
+
+def _width(cv: Converter, value: SSAValue, out: int, depth: int) -> Expr:
+    users = cv.users(value)
+    if depth < 6:
+        for user in users:
+            if user.name in ("torch.aten.split.Tensor", "torch.aten.split_with_sizes"):
+                sizes = cv.ints_of(user.operands[1]) if user.name.endswith("sizes") else None
+                step = cv.int_of(user.operands[1]) if sizes is None else None
+                pieces = sizes or ([step] * (out // step) if step else [])
+                if pieces and len(set(pieces)) == 1 and sum(pieces) == out:
+                    unpack = [u for u in cv.users(user.results[0]) if u.name == "torch.prim.ListUnpack"]
+                    if unpack:
+                        piece = _width(cv, unpack[0].results[0], pieces[0], depth + 1)
+                        return Expr.const(len(pieces)) * piece
+            if user.name in ("torch.aten.view", "torch.aten.reshape", "torch.aten._unsafe_view"):
+                shape = cv.torch_shape(user.results[0])
+                if shape and shape[-1] == out:
+                    return _width(cv, user.results[0], out, depth + 1)
+            elif user.name in _SAME_LAST:
+                return _width(cv, user.results[0], out, depth + 1)
     while len(users) == 1 and users[0].name in ("torch.aten.to.dtype", "torch.aten._to_copy"):
         users = cv.users(users[0].results[0])
     for user in users:
@@ -102,6 +128,26 @@ def linear(cv: Converter, op: Operation):
         b = cv.param(op.operands[2], [w.type.shape[0]]) if op.operands[2] in cv.arg_names else cv.materialize(cv.view(op.operands[2]))
         y = cv.emit(stg.ElementwiseOp(EW.ADD, [y, b], y.type)).result
     return identity(y)
+
+
+@pattern("aten.addmm")
+def addmm(cv: Converter, op: Operation):
+    """bias + x @ W with W [in, out] (HF's Conv1D: GPT-2's weights are stored transposed)."""
+    bias, x_val, w_val = op.operands[:3]
+    if any(cv.float_of(v) not in (1.0, None) for v in op.operands[3:5]):
+        raise Skip("addmm with beta or alpha other than 1")
+    x = cv.view(x_val)
+    in_dim = x.dims()[-1]
+    w_shape = cv.torch_shape(w_val)
+    out_dim = _linear_out(cv, op, w_shape[1])
+    w = cv.param(w_val, [in_dim, out_dim]) if w_val in cv.arg_names else cv.materialize(cv.view(w_val))
+    xv = cv.materialize(x)
+    i = _letter(in_dim, "t")
+    o = _letter(out_dim, "t" + i)
+    y = cv.emit(stg.EinsumOp(f"t{i},{i}{o}->t{o}", [xv, cv.cast(w, xv.type.element_type)],
+                             _out_type(cv, op, [xv.type.shape[0], w.type.shape[1]]))).result
+    b = cv.param(bias, [w.type.shape[1]]) if bias in cv.arg_names else cv.materialize(cv.view(bias))
+    return identity(cv.emit(stg.ElementwiseOp(EW.ADD, [y, cv.cast(b, y.type.element_type)], y.type)).result)
 
 
 @pattern("aten.matmul", "aten.mm", "aten.bmm")
@@ -227,10 +273,44 @@ PATTERNS["torch.aten.mul.Scalar"] = _binary(EW.MUL)
 
 @pattern("aten.mul.Tensor")
 def mul(cv: Converter, op: Operation):
-    try:
-        return rms_norm_decomposed(cv, op)
-    except Skip:
-        return _binary(EW.MUL)(cv, op)
+    for decomposed in (rms_norm_decomposed, gelu_decomposed):
+        try:
+            return decomposed(cv, op)
+        except Skip:
+            pass
+    return _binary(EW.MUL)(cv, op)
+
+
+def _scalar_mul(cv: Converter, value: SSAValue) -> tuple[SSAValue, float] | None:
+    m = _is(cv, value, "aten.mul.Scalar", "aten.mul.Tensor")
+    if m is None:
+        return None
+    for x, c in ((m.operands[0], m.operands[1]), (m.operands[1], m.operands[0])):
+        if (f := cv.float_of(c)) is not None:
+            return x, f
+    return None
+
+
+def gelu_decomposed(cv: Converter, op: Operation):
+    """0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))): GPT-2's gelu_new as torch
+    ops (HF's NewGELUActivation) -> stg.elementwise gelu (the tanh form)."""
+    for half, rest in ((op.operands[0], op.operands[1]), (op.operands[1], op.operands[0])):
+        scaled = _scalar_mul(cv, half)
+        one_plus = _is(cv, rest, "aten.add.Scalar")
+        if not scaled or scaled[1] != 0.5 or not one_plus or cv.float_of(one_plus.operands[1]) != 1.0:
+            continue
+        x = scaled[0]
+        tanh = _is(cv, one_plus.operands[0], "aten.tanh")
+        inner = tanh and _scalar_mul(cv, tanh.operands[0])
+        if not inner or not math.isclose(inner[1], math.sqrt(2 / math.pi), rel_tol=1e-6):
+            continue
+        poly = _is(cv, inner[0], "aten.add.Tensor")
+        cubic = poly and _scalar_mul(cv, poly.operands[1])
+        power = cubic and _is(cv, cubic[0], "aten.pow.Tensor_Scalar")
+        if (poly and poly.operands[0] == x and cubic and math.isclose(cubic[1], 0.044715) and power
+                and power.operands[0] == x and cv.float_of(power.operands[1]) == 3.0):
+            return _elementwise(cv, op, EW.GELU, [x])
+    raise Skip("not a tanh gelu")
 
 
 def _unary(kind: EW):

@@ -111,3 +111,16 @@ def test_trace_operator_counts_match_the_template(frontend, name, strategy):
         for category, n in by_want.items():
             assert abs(by_got[category] - n) <= 0.01 * n, (category, by_got[category], n)
         assert abs(f_got - f_want) <= 0.01 * f_want
+
+
+def test_gpt2_style_model_matches_the_template_under_fsdp():
+    """HF's GPT2LMHeadModel at GPT-3 5B dims (Conv1D weights [in, out], fused c_attn,
+    learned positions, tied head) under FSDP=8. Under TP its fused c_attn [H, 3*N*D]
+    is split across q/k/v by stg-shard (the template holds it as [3, N*D, H]): not yet
+    equal, see docs/torch-frontend.md."""
+    config, module = imported("hf", "gpt3-5b")
+    want = per_rank(build_model(config), STRATEGIES["fsdp8"])
+    got = per_rank(module.clone(), STRATEGIES["fsdp8"])
+    assert got[0] == want[0]
+    assert abs(got[1] - want[1]) <= 0.01 * want[1], (got[1], want[1])
+    assert abs(got[2] - want[2]) <= 0.01 * want[2], (got[2], want[2])

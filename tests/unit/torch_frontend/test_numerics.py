@@ -24,7 +24,8 @@ def _inputs(vocab: int, head_dim: int, theta: float = 10000.0, seed: int = 0):
     g = torch.Generator().manual_seed(seed)
     ids = torch.randint(vocab, (B, S + 1), generator=g)
     return {"input_ids": ids[:, :-1].contiguous(), "labels": ids[:, 1:].contiguous(),
-            "rope.angles": rope_angles(S, head_dim, theta)}
+            "rope.angles": rope_angles(S, head_dim, theta),
+            "position_ids": torch.arange(S).expand(B, S).contiguous()}
 
 
 def _plain():
@@ -60,7 +61,19 @@ def _hf_mixtral():
     return causal_lm_loss(lm), 64, 8
 
 
-MODELS = {"plain-llama": _plain, "hf-llama": _hf_llama, "hf-mixtral": _hf_mixtral}
+def _hf_gpt2():
+    transformers = pytest.importorskip("transformers")
+    from stagec.frontends.torch.models import causal_lm_loss, register_attention
+
+    config = transformers.GPT2Config(vocab_size=64, n_embd=32, n_layer=2, n_head=4, n_inner=48, n_positions=16,
+                                     activation_function="gelu_new", resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+    config._attn_implementation = register_attention()
+    torch.manual_seed(0)
+    lm = transformers.GPT2LMHeadModel(config).double().eval()
+    return causal_lm_loss(lm), 64, 8
+
+
+MODELS = {"plain-llama": _plain, "hf-llama": _hf_llama, "hf-mixtral": _hf_mixtral, "hf-gpt2": _hf_gpt2}
 
 
 def _params(model, module, grad=False):

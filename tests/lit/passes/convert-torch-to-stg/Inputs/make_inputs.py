@@ -11,6 +11,7 @@ lines, `torch.module` kept.
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -125,6 +126,58 @@ class Unsupported(nn.Module):
         return self.scan(self.proj(x))
 
 
+class Router(nn.Module):
+    """Top-2 routing over 4 experts through stagec's MoE custom ops (frontends/torch/moe.py)."""
+
+    def __init__(self):
+        super().__init__()
+        self.gate = nn.Linear(8, 4, bias=False)
+        self.w = nn.Parameter(torch.randn(4, 6, 8))
+        self.w2 = nn.Parameter(torch.randn(4, 8, 6))
+
+    def forward(self, x):
+        import stagec.frontends.torch.moe  # noqa: F401  (registers torch.ops.stagec)
+
+        x = x.view(-1, 8)
+        probs = torch.softmax(self.gate(x).float(), dim=-1)
+        top, index = torch.topk(probs, 2, dim=-1)
+        top = top / top.sum(dim=-1, keepdim=True)
+        scores = torch.zeros_like(probs).scatter(1, index, top)
+        buffers = torch.ops.stagec.moe_dispatch(x, scores, 2, x.shape[0] // 2)
+        hidden = torch.einsum("ech,efh->ecf", buffers, self.w)
+        out = torch.einsum("ecf,ehf->ech", F.silu(hidden), self.w2)
+        return torch.ops.stagec.moe_combine(out, scores, 2, False)
+
+
+class Conv1DGelu(nn.Module):
+    """GPT-2's Conv1D (addmm over a [in, out] weight) and gelu_new written out in torch ops."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(8, 12))
+        self.bias = nn.Parameter(torch.zeros(12))
+
+    def forward(self, x):
+        y = torch.addmm(self.bias, x.view(-1, 8), self.weight).view(x.shape[0], x.shape[1], 12)
+        return 0.5 * y * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (y + 0.044715 * torch.pow(y, 3.0))))
+
+
+class Reductions(nn.Module):
+    def forward(self, x):
+        return x.mean(-1) + x.sum(-1) - x.amax(-1)
+
+
+class Positions(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.wte = nn.Embedding(50, 8)
+        self.wpe = nn.Embedding(16, 8)
+
+    def forward(self, input_ids):
+        positions = torch.arange(input_ids.shape[1]).unsqueeze(0)
+        return self.wte(input_ids) + self.wpe(positions)
+
+
 def llama():
     """Two layers of the plain-PyTorch Llama of the unit tests (llama_torch.py)."""
     import sys
@@ -152,6 +205,10 @@ CASES = {
     "shapes": (Shapes(), (f(2, 3, 12),), {"x": BS}),
     "rotary": (Rotary(), (f(2, 3, 4, 8),), {"q": BS}),
     "unsupported": (Unsupported(), (f(2, 3, 8),), {"x": BS}),
+    "moe-routing": (Router(), (f(2, 6, 8),), {"x": BS}),
+    "conv1d-gelu": (Conv1DGelu(), (f(2, 3, 8),), {"x": BS}),
+    "reductions": (Reductions(), (f(2, 3, 8),), {"x": BS}),
+    "positions": (Positions(), (f(2, 3, dtype=torch.long),), {"input_ids": BS}),
     "llama": (llama(), (f(2, 3, dtype=torch.long), f(2, 3, dtype=torch.long)), {"input_ids": BS, "labels": BS}),
 }
 

@@ -37,7 +37,7 @@ def training_step(module, strategy):
 
 
 def per_rank(module, strategy):
-    batch = 8 if "fsdp" in strategy else 1
+    batch = 8 if any(a in strategy for a in ("fsdp", "dp", "ep")) else 1
     result = account(training_step(module, strategy), {"B": batch, "S": SEQ, "M": 1})
     (rank_class,) = result.rank_classes[:1]
     return result.params, rank_class.flops.total, rank_class.memory.peak_bytes
@@ -124,3 +124,9 @@ def test_gpt2_style_model_matches_the_template_under_fsdp():
     assert got[0] == want[0]
     assert abs(got[1] - want[1]) <= 0.01 * want[1], (got[1], want[1])
     assert abs(got[2] - want[2]) <= 0.01 * want[2], (got[2], want[2])
+
+
+@pytest.mark.parametrize("strategy", [{"ep": 8}, {"dp": 2, "tp": 4, "sp": True}], ids=["ep8", "dp2-tp4-sp"])
+def test_mixtral_matches_the_template_under_expert_and_mixed_parallelism(strategy):
+    config, module = imported("hf", "mixtral-8x7b")
+    assert per_rank(module.clone(), strategy) == per_rank(build_model(config), strategy)

@@ -99,3 +99,12 @@ def test_stats_takes_frontend_torch(capsys):
 
     a, b = json.loads(torch_out), json.loads(template_out)
     assert a["params"] == b["params"]
+
+
+def test_a_model_built_under_fake_tensor_mode_imports():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        model = LlamaLM(layers=3)
+    module = import_forward(model, 64, "fake")
+    assert module.attributes["stg.config"].data["L"].value.data == 3

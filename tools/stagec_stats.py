@@ -100,7 +100,8 @@ def add_frontend_arguments(parser: argparse.ArgumentParser) -> None:
     """--frontend template|torch and --torch-factory (docs/torch-frontend.md)."""
     parser.add_argument("--frontend", choices=("template", "torch"), default="template",
                         help="build the model from its template, or import the torch model (transformers' "
-                        "LlamaForCausalLM/MixtralForCausalLM for the config, or --torch-factory) (default: %(default)s)")
+                        "LlamaForCausalLM/MixtralForCausalLM/GPT2LMHeadModel for the config, or --torch-factory) "
+                        "(default: %(default)s)")
     parser.add_argument("--torch-factory", metavar="MODULE:FACTORY",
                         help="with --frontend torch: FACTORY(config) builds the nn.Module (default: transformers)")
 

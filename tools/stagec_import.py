@@ -27,7 +27,7 @@ on the meta device.
 
 TARGET is MODULE:FACTORY (FACTORY(config) or FACTORY() returns the nn.Module; its
 forward(input_ids, labels) returns the loss) or `hf` for the transformers class of
---model (LlamaForCausalLM, MixtralForCausalLM; `pip install stagec[hf]`).
+--model (LlamaForCausalLM, MixtralForCausalLM, GPT2LMHeadModel; `pip install stagec[hf]`).
 
 examples:
   stagec import hf --model llama3-8b -o llama3-8b.mlir

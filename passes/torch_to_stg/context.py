@@ -107,8 +107,13 @@ class ModelSymbols:
         return Expr.const(size)
 
     def value_of(self, expr: Expr, samples: dict[str, int]) -> int:
+        """`expr` at the model's values and `samples` for B and S; any other symbol
+        (a user's own dynamic dim) takes a distinct prime of its own."""
         env = {**self.values, **samples}
-        return expr.evaluate(env)
+        primes = iter((4001, 5003, 6007, 7001, 8009, 9001, 10007, 11003))
+        for name in sorted(expr.symbols - env.keys()):
+            env[name] = next(primes, 12007)
+        return int(expr.evaluate_fraction(env))
 
 
 _LAYER = re.compile(r"^(?P<prefix>[A-Za-z_][\w.]*?)\.(?P<index>\d+)(?=\.|$)")

@@ -282,6 +282,13 @@ class Converter:
                 for r in op.results:
                     self.values[r] = failed
                 continue
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError, ZeroDivisionError) as error:
+                # a pattern met a form it does not expect (a non-constant argument, say):
+                # the op is unconvertible, reported as such if the loss needs it
+                failed = Unconvertible(op, f"its pattern failed on this form ({type(error).__name__}: {error})")
+                for r in op.results:
+                    self.values[r] = failed
+                continue
             finally:
                 self.current = None
             if isinstance(result, View):

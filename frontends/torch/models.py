@@ -4,6 +4,7 @@ converted into the forward program docs/training-ir.md fixes.
 
     module = build_torch_model("llama3-8b")                       # LlamaForCausalLM
     module = build_torch_model("mixtral-8x7b", dtype="bf16")      # MixtralForCausalLM
+    module = build_torch_model("gpt3-5b")                         # GPT2LMHeadModel
     module = build_torch_model(config, frontend_target="mypkg.models:make_model")
 
 A model is built on the meta device: a 70B model costs no memory. What is exported

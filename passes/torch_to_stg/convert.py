@@ -82,6 +82,7 @@ class Converter:
         self.current: Operation | None = None
         self.splits: dict[tuple, list[View]] = {}
         self.slices: dict[str, SSAValue] = {}
+        self.fused: dict[SSAValue, SSAValue] = {}  # [T, k*w] reshape -> its [T, k, w] source
         arg_attrs = fn.arg_attrs.data if fn.arg_attrs is not None else [DictionaryAttr({})] * len(fn.args)
         for arg, attrs in zip(fn.args, arg_attrs):
             name = attrs.data.get("torch.name")

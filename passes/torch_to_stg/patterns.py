@@ -132,7 +132,10 @@ def linear(cv: Converter, op: Operation):
 
 @pattern("aten.addmm")
 def addmm(cv: Converter, op: Operation):
-    """bias + x @ W with W [in, out] (HF's Conv1D: GPT-2's weights are stored transposed)."""
+    """bias + x @ W with W [in, out] (HF's Conv1D: GPT-2's weights are stored transposed).
+    An output split into k equal pieces (GPT-2's c_attn: q, k, v) keeps the pieces apart:
+    the weight is declared [in, k, out/k] and the bias [k, out/k] (views of the stored
+    tensors), so that tensor parallelism splits each piece's heads, not the fused dim."""
     bias, x_val, w_val = op.operands[:3]
     if any(cv.float_of(v) not in (1.0, None) for v in op.operands[3:5]):
         raise Skip("addmm with beta or alpha other than 1")
@@ -140,14 +143,38 @@ def addmm(cv: Converter, op: Operation):
     in_dim = x.dims()[-1]
     w_shape = cv.torch_shape(w_val)
     out_dim = _linear_out(cv, op, w_shape[1])
-    w = cv.param(w_val, [in_dim, out_dim]) if w_val in cv.arg_names else cv.materialize(cv.view(w_val))
     xv = cv.materialize(x)
+    k = _fused_pieces(out_dim)
+    if k and w_val in cv.arg_names and bias in cv.arg_names:
+        piece = out_dim / k
+        w = cv.param(w_val, [in_dim, Expr.const(k), piece])
+        b = cv.param(bias, [Expr.const(k), piece])
+        i = _letter(in_dim, "tk")
+        n = _letter(piece, "tk" + i)
+        dims = [xv.type.shape[0], Expr.const(k), piece]
+        y = cv.emit(stg.EinsumOp(f"t{i},{i}k{n}->tk{n}", [xv, cv.cast(w, xv.type.element_type)],
+                                 _out_type(cv, op, dims))).result
+        y = cv.emit(stg.ElementwiseOp(EW.ADD, [y, cv.cast(b, y.type.element_type)], y.type)).result
+        merged = TensorType([xv.type.shape[0], out_dim], y.type.element_type)
+        flat = cv.emit(stg.ReshapeOp(y, merged)).result
+        cv.fused[flat] = y  # split.Tensor takes the pieces from y, and this reshape dies
+        return identity(flat)
+    w = cv.param(w_val, [in_dim, out_dim]) if w_val in cv.arg_names else cv.materialize(cv.view(w_val))
     i = _letter(in_dim, "t")
     o = _letter(out_dim, "t" + i)
     y = cv.emit(stg.EinsumOp(f"t{i},{i}{o}->t{o}", [xv, cv.cast(w, xv.type.element_type)],
                              _out_type(cv, op, [xv.type.shape[0], w.type.shape[1]]))).result
     b = cv.param(bias, [w.type.shape[1]]) if bias in cv.arg_names else cv.materialize(cv.view(bias))
     return identity(cv.emit(stg.ElementwiseOp(EW.ADD, [y, cv.cast(b, y.type.element_type)], y.type)).result)
+
+
+def _fused_pieces(width: Expr) -> int | None:
+    """k for a width k*X (a monomial with a constant factor k > 1): what `_linear_out`
+    reads off an output split into k equal pieces (GPT-2's c_attn, 3*D*N)."""
+    if width.is_constant or not width.is_monomial or not width.is_integral:
+        return None
+    k = width.subs({name: 1 for name in width.symbols}).as_int()
+    return k if k is not None and k > 1 else None
 
 
 @pattern("aten.matmul", "aten.mm", "aten.bmm")
@@ -802,7 +829,30 @@ def _split_sizes(cv: Converter, op: Operation) -> tuple[View, int, list[int]]:
 @pattern("aten.split.Tensor", "aten.split_with_sizes", "aten.chunk")
 def split(cv: Converter, op: Operation):
     x, dim, sizes = _split_sizes(cv, op)
+    if (pieces := _fused_split(cv, x, dim, sizes)) is not None:
+        return pieces
     return _split(cv, x, dim, _piece_sizes(cv, x.dims()[dim], sizes))
+
+
+def _fused_split(cv: Converter, x: View, dim: int, sizes: Sequence[int]) -> list[View] | None:
+    """The last dim of a fused [.., k*w] output (reshaped from [T, k, w]) split into its k
+    pieces: split the [T, k, w] value on k, then reshape each piece to the torch shape."""
+    if not x.identity or dim != x.rank - 1:
+        return None
+    value = x.value
+    while value not in cv.fused and isinstance(value.owner, stg.ReshapeOp):
+        value = value.owner.input
+    fused = cv.fused.get(value)
+    if fused is None or len(sizes) != fused.type.shape[1].as_int():
+        return None
+    lead = list(x.value.type.shape[:-1])
+    whole = cv.emit(stg.SplitOp(fused, 1, [TensorType([fused.type.shape[0], Expr.const(1), fused.type.shape[2]],
+                                                      fused.type.element_type)] * len(sizes)))
+    out = []
+    for piece in whole.outputs:
+        target = TensorType([*lead, fused.type.shape[2]], piece.type.element_type)
+        out.append(identity(cv.emit(stg.ReshapeOp(piece, target)).result))
+    return out
 
 
 @pattern("prim.ListUnpack")

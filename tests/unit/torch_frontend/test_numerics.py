@@ -6,6 +6,8 @@ transformers is installed, HF's own LlamaForCausalLM."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 from conftest import split_fused, stacked_state
@@ -77,9 +79,18 @@ MODELS = {"plain-llama": _plain, "hf-llama": _hf_llama, "hf-mixtral": _hf_mixtra
 
 
 def _params(model, module, grad=False):
-    names = [op.tensor_name.data for op in module.walk() if op.name == "stg.param"]
-    state = split_fused(stacked_state(model, grad), names)
-    return {k: v for k, v in state.items() if k in names}
+    """The model's parameters as the program names and shapes them: stacked over layers,
+    fused expert halves split, and views such as GPT-2's c_attn [H, 3, N*D] applied."""
+    env = {k: v.value.data for k, v in module.attributes["stg.config"].data.items()}
+    shapes = {op.tensor_name.data: [d.evaluate(env) for d in op.result.type.shape]
+              for op in module.walk() if op.name == "stg.param"}
+    state = split_fused(stacked_state(model, grad), list(shapes))
+    out = {}
+    for name, shape in shapes.items():
+        tensor = state[name]
+        stacked = tensor.numel() != math.prod(shape)
+        out[name] = tensor.reshape([tensor.shape[0], *shape] if stacked else shape)
+    return out
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
@@ -100,6 +111,7 @@ def test_autodiff_gradients_match_torch_autograd(name):
     """One SGD step at lr 1 moves each parameter by minus its gradient."""
     model, vocab, head_dim = MODELS[name]()
     module = import_forward(model, vocab, name)
+    module_forward = module.clone()
     before = _params(model, module)
     StgAutodiff(optimizer="sgd", lr=1.0).apply(make_context(), module)
     inputs = _inputs(vocab, head_dim, seed=1)
@@ -108,7 +120,7 @@ def test_autodiff_gradients_match_torch_autograd(name):
     expected = model(inputs["input_ids"], inputs["labels"])
     expected.backward()
     assert abs(loss.item() - expected.item()) <= 1e-5 * abs(expected.item())
-    grads = {k: v for k, v in split_fused(stacked_state(model, grad=True), list(before)).items() if k in before}
+    grads = _params(model, module_forward, grad=True)
     assert set(grads) == set(store.params)
     for param, grad in grads.items():
         step = before[param] - store.params[param]

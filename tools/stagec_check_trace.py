@@ -13,7 +13,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from stagec.tools.errors import UsageError
+from stagec.tools.errors import UsageError, positive_int, standalone_main
 
 HELP = """\
 Check the Chakra execution traces in DIR - every <prefix>.<rank>.et and the
@@ -47,14 +47,6 @@ examples:
   stagec check-trace out/ --jobs 16"""
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
-    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prefix", metavar="P",
                         help="check P.<rank>.et (default: the one prefix of the .et files in DIR)")
     parser.add_argument("--json", action="store_true", help="print the per-rank counts as JSON instead of a table")
-    parser.add_argument("--jobs", type=_positive, metavar="N",
+    parser.add_argument("--jobs", type=positive_int, metavar="N",
                         help="worker processes for the per-file checks (default: one per CPU it may use)")
 
 
@@ -160,16 +152,7 @@ def _print_table(report) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="stagec check-trace", description=HELP,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        run(args)
-    except UsageError as error:
-        print(f"stagec check-trace: error: {error}", file=sys.stderr)
-        return 2
-    return 0
+    return standalone_main("stagec check-trace", HELP, add_arguments, run, argv)
 
 
 if __name__ == "__main__":

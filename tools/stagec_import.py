@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 
-from stagec.tools.errors import UsageError
+from stagec.tools.errors import UsageError, standalone_main
 
 HELP = """\
 Import a PyTorch model into stagec: torch.export (non-strict, batch and sequence
@@ -107,16 +108,8 @@ def run(args: argparse.Namespace) -> None:
         print(" ".join(f"{k}={v:.3f}s" for k, v in timings.items()), file=sys.stderr)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="stagec import", description=HELP,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(parser)
-    try:
-        run(parser.parse_args(argv))
-    except UsageError as error:
-        print(f"stagec import: error: {error}", file=sys.stderr)
-        return 2
-    return 0
+def main(argv: Sequence[str] | None = None) -> int:
+    return standalone_main("stagec import", HELP, add_arguments, run, argv)
 
 
 if __name__ == "__main__":

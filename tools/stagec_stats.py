@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from stagec.tools.errors import UsageError
+from stagec.tools.errors import UsageError, positive_int
 
 STRATEGY_AXES = ("dp", "fsdp", "ep", "cp", "tp", "pp")
 DATA_AXES = ("dp", "fsdp", "ep")  # the axes that split the batch
@@ -52,14 +52,6 @@ class per pipeline stage, each stage's peak with its in-flight micro-batches.
   stagec stats --model llama3-70b --tp 4 --pp 2 --batch 16 --seq 4096 --schedule gpipe"""
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
-    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,15 +60,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a named model config (e.g. llama3-8b, gpt3-175b, mixtral-8x7b) or a config.json path",
     )
     parser.add_argument(
-        "--batch", type=_positive, metavar="GLOBAL_BATCH",
+        "--batch", type=positive_int, metavar="GLOBAL_BATCH",
         help="sequences per iteration, all micro-batches together (default: one micro-batch)",
     )
     parser.add_argument(
-        "--micro-batch", type=_positive, default=1, metavar="MBS",
+        "--micro-batch", type=positive_int, default=1, metavar="MBS",
         help="sequences per micro-batch, B in the IR (default: %(default)s)",
     )
     parser.add_argument(
-        "--seq", type=_positive, default=DEFAULT_SEQ, metavar="S",
+        "--seq", type=positive_int, default=DEFAULT_SEQ, metavar="S",
         help="sequence length, S in the IR (default: %(default)s)",
     )
     parser.add_argument("--dtype", default="bf16", choices=DTYPES, help="parameter and activation type (default: %(default)s)")
@@ -88,7 +80,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_frontend_arguments(parser)
     strategy = parser.add_argument_group("parallel strategy (stg-shard)")
     for axis in STRATEGY_AXES:
-        strategy.add_argument(f"--{axis}", type=_positive, default=1, metavar="N", help=f"{axis} size (default: 1)")
+        strategy.add_argument(f"--{axis}", type=positive_int, default=1, metavar="N", help=f"{axis} size (default: 1)")
     strategy.add_argument("--sp", action="store_true", help="Megatron sequence parallelism on the tp axis")
     strategy.add_argument(
         "--schedule", default="1f1b", choices=("1f1b", "gpipe"),
@@ -121,21 +113,32 @@ def add_parser(subcommands) -> argparse.ArgumentParser:
 # -- the pipeline ------------------------------------------------------------------------
 
 
-def _check_args(args: argparse.Namespace) -> int:
-    """The number of micro-batches; a usage error for what cannot run."""
+def micro_batches_of(args: argparse.Namespace) -> int:
+    """The number of micro-batches per replica that --batch (or --micro-batches, where
+    the command has it), --micro-batch and the data-parallel axes give; a usage error
+    for what cannot run."""
     if args.sp and args.tp == 1:
         raise UsageError("--sp splits the sequence over tp: give --tp N with N > 1")
     replicas = 1
     for axis in DATA_AXES:
         replicas *= getattr(args, axis)
     step = args.micro_batch * replicas
+    given = getattr(args, "micro_batches", None)
+    if given is not None:
+        if args.batch is not None and args.batch != given * step:
+            raise UsageError(f"--batch {args.batch} and --micro-batches {given} disagree: "
+                             f"{given} x {args.micro_batch} x {replicas} replicas = {given * step}")
+        args.batch = given * step
     batch = step if args.batch is None else args.batch
     if batch % step:
         raise UsageError(
             f"--batch {batch} is not a multiple of --micro-batch {args.micro_batch} x {replicas} data-parallel "
             "replicas: the global batch is a whole number of micro-batches on every replica"
         )
-    return batch // step
+    micro_batches = batch // step
+    if args.pp > 1 and micro_batches < 2:
+        raise UsageError(f"--pp {args.pp} needs at least 2 micro-batches per replica; --batch {batch} gives {micro_batches}")
+    return micro_batches
 
 
 def training_step(model: str, dtype: str, optimizer: str, micro_batches: int, recompute: bool,
@@ -197,7 +200,7 @@ def _describe(strategy: dict) -> str:
 def run(args: argparse.Namespace) -> None:
     from stagec.passes.analysis.accounting import AccountingError, account
 
-    micro_batches = _check_args(args)
+    micro_batches = micro_batches_of(args)
     strategy = _strategy(args)
     pipeline = {"pp": args.pp, "schedule": args.schedule} if args.pp > 1 else None
     module = training_step(args.model, args.dtype, args.optimizer, micro_batches, args.recompute, strategy, pipeline,

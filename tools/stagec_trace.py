@@ -14,13 +14,13 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Sequence
 
-from stagec.tools.errors import UsageError
+from stagec.tools.errors import UsageError, positive_int, standalone_main
 from stagec.tools.stagec_stats import (
-    DATA_AXES,
     DTYPES,
     OPTIMIZERS,
-    _positive,
+    micro_batches_of,
     add_frontend_arguments,
     human_bytes,
     human_flops,
@@ -70,19 +70,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, metavar="NAME|config.json",
                         help="a named model config (llama3-70b, gpt3-5b, mixtral-8x7b, ...) or a config.json path")
     parser.add_argument("--out", required=True, metavar="DIR", help="directory for the traces (created if missing)")
-    parser.add_argument("--batch", type=_positive, metavar="GLOBAL_BATCH",
+    parser.add_argument("--batch", type=positive_int, metavar="GLOBAL_BATCH",
                         help="sequences per iteration, every replica and micro-batch together (default: one micro-batch per replica)")
-    parser.add_argument("--micro-batches", type=_positive, metavar="M",
+    parser.add_argument("--micro-batches", type=positive_int, metavar="M",
                         help="micro-batches per iteration on each replica, instead of --batch (batch = M x MBS x replicas)")
-    parser.add_argument("--micro-batch", type=_positive, default=1, metavar="MBS",
+    parser.add_argument("--micro-batch", type=positive_int, default=1, metavar="MBS",
                         help="sequences per micro-batch on one data-parallel replica (default: %(default)s)")
-    parser.add_argument("--seq", type=_positive, default=DEFAULT_SEQ, metavar="S", help="sequence length (default: %(default)s)")
+    parser.add_argument("--seq", type=positive_int, default=DEFAULT_SEQ, metavar="S", help="sequence length (default: %(default)s)")
     add_frontend_arguments(parser)
     strategy = parser.add_argument_group("parallel strategy")
     for axis, what in (("dp", "data parallel"), ("fsdp", "fully sharded data parallel (ZeRO-3)"),
                        ("ep", "expert parallel (MoE)"), ("cp", "context parallel (sequence split)"),
                        ("tp", "Megatron tensor parallel"), ("pp", "pipeline stages (stg-pipeline)")):
-        strategy.add_argument(f"--{axis}", type=_positive, default=1, metavar="N", help=f"{what} size (default: 1)")
+        strategy.add_argument(f"--{axis}", type=positive_int, default=1, metavar="N", help=f"{what} size (default: 1)")
     strategy.add_argument("--sp", action="store_true", help="Megatron sequence parallelism on the tp axis (needs --tp > 1)")
     strategy.add_argument("--schedule", choices=SCHEDULES, default="1f1b", help="pipeline schedule with --pp (default: %(default)s)")
     training = parser.add_argument_group("training step")
@@ -92,7 +92,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           help="optimizer step (default: %(default)s)")
     training.add_argument("--no-optimizer", action="store_true",
                           help="leave the optimizer's compute out of the trace (gradient all-reduces stay)")
-    training.add_argument("--iterations", type=_positive, default=1, metavar="N",
+    training.add_argument("--iterations", type=positive_int, default=1, metavar="N",
                           help="training iterations in each trace, chained through the weights (default: %(default)s)")
     emission = parser.add_argument_group("emission")
     emission.add_argument("--hardware", default="h100-sxm", metavar="NAME|FILE",
@@ -104,7 +104,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           help="one GEMM node per einsum (default: fuse Q/K/V, gate/up and their gradients as the frameworks do)")
     emission.add_argument("--prefix", default="trace", help="file name prefix: DIR/<prefix>.<rank>.et (default: %(default)s)")
     emission.add_argument("--json", action="store_true", help="also write DIR/<prefix>.<rank>.json, each trace decoded for reading (small jobs)")
-    emission.add_argument("--workers", type=_positive, metavar="N", help="processes writing files (default: one per core, at most 8)")
+    emission.add_argument("--workers", type=positive_int, metavar="N", help="processes writing files (default: one per core, at most 8)")
     emission.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -118,26 +118,7 @@ def add_parser(subcommands) -> argparse.ArgumentParser:
 
 
 def _micro_batches(args: argparse.Namespace) -> int:
-    if args.sp and args.tp == 1:
-        raise UsageError("--sp splits the sequence over tp: give --tp N with N > 1")
-    replicas = 1
-    for axis in DATA_AXES:
-        replicas *= getattr(args, axis)
-    step = args.micro_batch * replicas
-    if args.micro_batches is not None:
-        if args.batch is not None and args.batch != args.micro_batches * step:
-            raise UsageError(f"--batch {args.batch} and --micro-batches {args.micro_batches} disagree: "
-                             f"{args.micro_batches} x {args.micro_batch} x {replicas} replicas = {args.micro_batches * step}")
-        args.batch = args.micro_batches * step
-    batch = step if args.batch is None else args.batch
-    if batch % step:
-        raise UsageError(
-            f"--batch {batch} is not a multiple of --micro-batch {args.micro_batch} x {replicas} data-parallel "
-            "replicas: the global batch is a whole number of micro-batches on every replica"
-        )
-    micro_batches = batch // step
-    if args.pp > 1 and micro_batches < 2:
-        raise UsageError(f"--pp {args.pp} needs at least 2 micro-batches per replica; --batch {batch} gives {micro_batches}")
+    micro_batches = micro_batches_of(args)
     if not args.prefix or "/" in args.prefix or args.prefix.startswith("."):
         raise UsageError(f"--prefix '{args.prefix}': a plain file name prefix")
     if args.bucket_mb < 0:
@@ -281,17 +262,8 @@ def _print_summary(args, report, memory, micro_batches: int, elapsed: float) -> 
     )
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="stagec trace", description=HELP,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        run(args)
-    except UsageError as error:
-        print(f"stagec trace: error: {error}", file=sys.stderr)
-        return 2
-    return 0
+def main(argv: Sequence[str] | None = None) -> int:
+    return standalone_main("stagec trace", HELP, add_arguments, run, argv)
 
 
 if __name__ == "__main__":

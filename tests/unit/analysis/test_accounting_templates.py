@@ -208,7 +208,7 @@ def test_stats_table_and_timeline_files(capsys, tmp_path):
         (["--model", "llama3.2-1b", "--tp", "3"], "tp = 3 does not divide the model's attention heads N = 32"),
         (["--model", "llama3.2-1b", "--sp"], "--sp splits the sequence over tp"),
         (["--model", "llama3.2-1b", "--pp", "17", "--batch", "32"], "pp = 17 is more than the 16 layers"),
-        (["--model", "llama3.2-1b", "--pp", "2"], "no stg.microbatch loop"),
+        (["--model", "llama3.2-1b", "--pp", "2"], "--pp 2 needs at least 2 micro-batches per replica"),
         (["--model", "llama3.2-1b", "--dp", "2", "--batch", "3"], "2 data-parallel replicas"),
         (["--model", "/nonexistent/config.json"], "no such config file"),
     ],

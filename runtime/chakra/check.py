@@ -38,9 +38,9 @@ from stagec.runtime.chakra.schema import (
 from stagec.runtime.chakra.wire import (
     DecodedAttr,
     WireError,
-    _read_varint,
-    _read_varint_fast,
-    _signed32,
+    read_varint,
+    read_varint_fast,
+    signed32,
     decode_attr,
     decode_metadata,
     decode_node,
@@ -379,7 +379,7 @@ def _attrs_of(blob: bytes) -> list[DecodedAttr]:
     while pos < end:
         if blob[pos] != 0x52:
             raise _NotAttrsOnly
-        n, start = _read_varint(blob, pos + 1)
+        n, start = read_varint(blob, pos + 1)
         stop = start + n
         if stop > end:
             raise WireError("attribute runs past the end of the node", pos)
@@ -397,7 +397,7 @@ def _packed_deps(buf: bytes, pos: int) -> tuple[list[int], int]:
     if n < 0x80:
         pos += 1
     else:
-        n, pos = _read_varint(buf, pos)
+        n, pos = read_varint(buf, pos)
     stop = pos + n
     raw = buf[pos:stop]
     if len(raw) != n:
@@ -411,7 +411,7 @@ def _packed_deps(buf: bytes, pos: int) -> tuple[list[int], int]:
             out.append(b)
             pos += 1
         else:
-            v, pos = _read_varint_fast(buf, pos)
+            v, pos = read_varint_fast(buf, pos)
             out.append(v)
     if pos != stop:
         raise WireError("packed dependency list ends inside a value", stop)
@@ -439,7 +439,7 @@ def check_file(directory: str, file: str, rank: int, context: _Context, keep_gro
         summary.complete = False
         return summary
 
-    rv = _read_varint_fast
+    rv = read_varint_fast
     n = len(buf)
     profiles: dict[tuple[int, bytes], _Profile] = {}
     names: dict[bytes, str] = {}
@@ -464,7 +464,7 @@ def check_file(directory: str, file: str, rank: int, context: _Context, keep_gro
             start = pos + 1
         else:
             try:
-                length, start = _read_varint(buf, pos)
+                length, start = read_varint(buf, pos)
             except WireError as error:
                 length, start = -1, error.reason
             if length < 0 or start - pos > 5 or length > 0xFFFFFFFF:
@@ -533,7 +533,7 @@ def check_file(directory: str, file: str, rank: int, context: _Context, keep_gro
         except (WireError, IndexError):
             p = -1
         if ntype > 0x7FFFFFFF:
-            ntype = _signed32(ntype)  # an enum is an int32: a negative one is sign-extended on the wire
+            ntype = signed32(ntype)  # an enum is an int32: a negative one is sign-extended on the wire
         profile = None
         if p == end:
             profile = profiles.get((ntype, blob))

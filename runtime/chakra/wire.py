@@ -373,7 +373,7 @@ class WireError(ValueError):
         self.offset = offset
 
 
-def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
+def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
     """(value, next position) of the varint at `pos`; at most 10 bytes."""
     result = 0
     shift = 0
@@ -392,8 +392,8 @@ def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
         raise WireError("varint runs past the end of the data", start) from None
 
 
-def _read_varint_fast(buf: bytes, pos: int) -> tuple[int, int]:
-    """_read_varint unrolled for up to three bytes (ids and sizes below 2**21), the
+def read_varint_fast(buf: bytes, pos: int) -> tuple[int, int]:
+    """read_varint unrolled for up to three bytes (ids and sizes below 2**21), the
     common case; an IndexError past the end of `buf` is the caller's to catch."""
     b = buf[pos]
     if b < 0x80:
@@ -406,7 +406,7 @@ def _read_varint_fast(buf: bytes, pos: int) -> tuple[int, int]:
     b = buf[pos + 2]
     if b < 0x80:
         return result | b << 14, pos + 3
-    return _read_varint(buf, pos)
+    return read_varint(buf, pos)
 
 
 class Record(NamedTuple):
@@ -426,7 +426,7 @@ def iter_records(buf: bytes) -> Iterator[Record]:
             length = b
             start = pos + 1
         else:
-            length, start = _read_varint(buf, pos)
+            length, start = read_varint(buf, pos)
             if start - pos > 5 or length > _MAX_RECORD:
                 raise WireError(f"record length is not a varint32 ({start - pos} bytes, value {length})", pos)
         if length == 0:
@@ -494,11 +494,11 @@ class Trace:
 
 def _skip(buf: bytes, pos: int, wire_type: int, tag_at: int) -> int:
     if wire_type == 0:
-        return _read_varint(buf, pos)[1]
+        return read_varint(buf, pos)[1]
     if wire_type == 1:
         return pos + 8
     if wire_type == 2:
-        n, pos = _read_varint(buf, pos)
+        n, pos = read_varint(buf, pos)
         return pos + n
     if wire_type == 5:
         return pos + 4
@@ -509,7 +509,7 @@ def _signed64(v: int) -> int:
     return v - _U64 if v >= 1 << 63 else v
 
 
-def _signed32(v: int) -> int:
+def signed32(v: int) -> int:
     v &= 0xFFFFFFFF
     return v - (1 << 32) if v >= 1 << 31 else v
 
@@ -522,11 +522,11 @@ _unpack = struct.unpack_from
 # Scalar value fields: field number -> (wire type, converter of the raw varint, or the
 # struct format of a fixed-width value).
 _VARINT_KINDS = {
-    AttrField.INT32: lambda v: _signed32(v),
+    AttrField.INT32: lambda v: signed32(v),
     AttrField.INT64: _signed64,
     AttrField.UINT32: lambda v: v & 0xFFFFFFFF,
     AttrField.UINT64: lambda v: v,
-    AttrField.SINT32: lambda v: _signed32(_zigzag(v & 0xFFFFFFFF)),
+    AttrField.SINT32: lambda v: signed32(_zigzag(v & 0xFFFFFFFF)),
     AttrField.SINT64: lambda v: _zigzag(v),
     AttrField.BOOL: lambda v: v != 0,
 }
@@ -552,14 +552,14 @@ def _decode_string(buf: bytes, start: int, end: int, at: int) -> str:
 def _decode_scalar(kind: int, buf: bytes, pos: int, end: int, at: int) -> tuple[object, int]:
     """One value of a scalar kind at `pos`, already past its tag."""
     if kind in _VARINT_KINDS:
-        v, pos = _read_varint(buf, pos)
+        v, pos = read_varint(buf, pos)
         return _VARINT_KINDS[kind](v), pos
     if kind in _FIXED_KINDS:
         fmt, size = _FIXED_KINDS[kind]
         if pos + size > end:
             raise WireError("fixed-width value runs past the end of its message", at)
         return _unpack(fmt, buf, pos)[0], pos + size
-    n, pos = _read_varint(buf, pos)
+    n, pos = read_varint(buf, pos)
     if pos + n > end:
         raise WireError("length-delimited value runs past the end of its message", at)
     if kind == AttrField.STRING:
@@ -574,7 +574,7 @@ def _decode_list(kind: int, buf: bytes, pos: int, end: int) -> list:
     element_wire = _WIRE_TYPE[kind]
     while pos < end:
         at = pos
-        tag, pos = _read_varint(buf, pos)
+        tag, pos = read_varint(buf, pos)
         number, wire = tag >> 3, tag & 7
         if number != 1:
             pos = _skip(buf, pos, wire, at)
@@ -583,7 +583,7 @@ def _decode_list(kind: int, buf: bytes, pos: int, end: int) -> list:
             value, pos = _decode_scalar(kind, buf, pos, end, at)
             values.append(value)
         elif wire == 2 and element_wire != 2:
-            n, pos = _read_varint(buf, pos)
+            n, pos = read_varint(buf, pos)
             stop = pos + n
             if stop > end:
                 raise WireError("packed list runs past the end of its message", at)
@@ -612,10 +612,10 @@ def decode_attr(buf: bytes, pos: int = 0, end: int | None = None) -> DecodedAttr
         if tag < 0x80:
             pos += 1
         else:
-            tag, pos = _read_varint(buf, pos)
+            tag, pos = read_varint(buf, pos)
         number, wire = tag >> 3, tag & 7
         if number == 1 and wire == 2:
-            n, pos = _read_varint(buf, pos)
+            n, pos = read_varint(buf, pos)
             name = _decode_string(buf, pos, pos + n, at)
             pos += n
         elif AttrField.DOUBLE <= number <= AttrField.BYTES_LIST:
@@ -626,7 +626,7 @@ def decode_attr(buf: bytes, pos: int = 0, end: int | None = None) -> DecodedAttr
             else:
                 if wire != 2:
                     raise WireError(f"attribute list field {number} has wire type {wire}", at)
-                n, pos = _read_varint(buf, pos)
+                n, pos = read_varint(buf, pos)
                 if pos + n > end:
                     raise WireError("attribute list runs past the end of the attribute", at)
                 value = _decode_list(number - 1, buf, pos, pos + n)
@@ -646,7 +646,7 @@ def _decode_packed_uvarints(buf: bytes, pos: int, stop: int, out: list[int]) -> 
             out.append(b)
             pos += 1
         else:
-            v, pos = _read_varint_fast(buf, pos)
+            v, pos = read_varint_fast(buf, pos)
             out.append(v)
     if pos != stop:
         raise WireError("packed dependency list ends inside a value", stop)
@@ -673,7 +673,7 @@ def decode_node(buf: bytes, pos: int = 0, end: int | None = None) -> DecodedNode
     duration = 0
     attrs: list[DecodedAttr] = []
     cache = _ATTR_DECODED
-    rv = _read_varint_fast
+    rv = read_varint_fast
     try:
         while pos < end:
             at = pos
@@ -714,7 +714,7 @@ def decode_node(buf: bytes, pos: int = 0, end: int | None = None) -> DecodedNode
                 pos += n
             elif tag == 0x18:
                 v, pos = rv(buf, pos)
-                ntype = _signed32(v)
+                ntype = signed32(v)
             elif tag == 0x2A or tag == 0x22:  # data_deps / ctrl_deps, packed
                 n = buf[pos]
                 if n < 0x80:
@@ -752,13 +752,13 @@ def decode_metadata(buf: bytes, pos: int = 0, end: int | None = None) -> Decoded
     meta = DecodedMetadata()
     while pos < end:
         at = pos
-        tag, pos = _read_varint(buf, pos)
+        tag, pos = read_varint(buf, pos)
         if tag == 0x0A:
-            n, pos = _read_varint(buf, pos)
+            n, pos = read_varint(buf, pos)
             meta.version = _decode_string(buf, pos, pos + n, at)
             pos += n
         elif tag == 0x12:
-            n, pos = _read_varint(buf, pos)
+            n, pos = read_varint(buf, pos)
             if pos + n > end:
                 raise WireError("attribute runs past the end of the metadata", at)
             meta.attrs.append(decode_attr(buf, pos, pos + n))

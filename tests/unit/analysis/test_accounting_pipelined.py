@@ -103,9 +103,7 @@ def test_inlined_schedule_has_no_calls_and_each_call_once(whole):
     stage0 = next(op for op in module.ops if getattr(op, "sym_name", None) and op.sym_name.data == "train_step_stage0")
     flat = inline_calls(stage0)
     assert not [op for op in flat.walk() if op.name == "func.call"]
-    calls = [op for op in stage0.walk() if op.name == "func.call"]
-    assert len(calls) == 2 * M
-    # the original is untouched
+    # the original keeps its calls: one forward and one backward per micro-batch
     assert len([op for op in stage0.walk() if op.name == "func.call"]) == 2 * M
     sends = [op for op in flat.walk() if op.name == "stg.send"]
     assert len(sends) == M  # stage 0 sends one activation per micro-batch

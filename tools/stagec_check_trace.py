@@ -132,8 +132,9 @@ def _print_table(report) -> None:
     node_columns = [t.name for t in NodeType if t.name in keys]
     comm_columns = [t.name for t in CommType if t.name in keys] + [k for k in ("SEND", "RECV") if k in keys]
 
-    table = Table(title=f"{report.prefix}.*.et in {report.directory}: {len(report.ranks)} ranks, no defects",
-                  title_justify="left")
+    # The summary names a path of any length: a table title would wrap it at the table's width.
+    print(f"{report.prefix}.*.et in {report.directory}: {len(report.ranks)} ranks, no defects")
+    table = Table()
     table.add_column("ranks")
     table.add_column("nodes", justify="right")
     for name in node_columns:

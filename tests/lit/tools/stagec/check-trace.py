@@ -6,6 +6,9 @@
 # RUN: %python %s %t/clean clean && %python %s %t/broken broken
 # RUN: stagec check-trace %t/clean --json | filecheck %s --check-prefix=JSON
 # RUN: stagec check-trace %t/clean --jobs 1 | filecheck %s --check-prefix=TABLE
+# A path longer than the table is wide stays on the summary's one line.
+# RUN: mkdir -p %t/a/directory/path/long/enough/that/a/table/title/would/have/wrapped/it && cp -r %t/clean %t/a/directory/path/long/enough/that/a/table/title/would/have/wrapped/it/
+# RUN: stagec check-trace %t/a/directory/path/long/enough/that/a/table/title/would/have/wrapped/it/clean | filecheck %s --check-prefix=TABLE
 # RUN: not stagec check-trace %t/broken 2>&1 | filecheck %s --check-prefix=DEFECTS
 # RUN: not stagec check-trace %t/missing 2>&1 | filecheck %s --check-prefix=USAGE
 # RUN: not stagec check-trace %t/clean --prefix other 2>&1 | filecheck %s --check-prefix=PREFIX

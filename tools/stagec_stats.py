@@ -299,7 +299,7 @@ def _print_tables(result, title: str, setup: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=sys.stdout)
+    console = Console(file=sys.stdout, soft_wrap=True)  # lines naming files never wrap mid-path
     recompute = ", recompute" if setup["recompute"] else ""
     console.print(f"[bold]{title}[/bold]: {human_count(result.params)} parameters ({result.params:,})")
     console.print(

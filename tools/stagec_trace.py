@@ -228,7 +228,7 @@ def _print_summary(args, report, memory, micro_batches: int, elapsed: float) -> 
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 160)
+    console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 160, soft_wrap=True)
     axes = [f"{a}={getattr(args, a)}" for a in ("pp", "dp", "fsdp", "ep", "cp", "tp") if getattr(args, a) > 1]
     strategy = " ".join(axes + (["sp"] if args.sp else [])) or "one rank"
     total_nodes = sum(len(p) * len(p.ranks) for p in report.programs)

@@ -16,7 +16,11 @@ Strategies, any combination of them:
 - tp: Megatron tensor parallel (column-parallel projections split heads / ffn,
   row-parallel ones contract them into a partial sum; vocab-parallel embedding and
   head); with sp=true also Megatron sequence parallel: the residual stream, norms and
-  dropouts hold a sequence shard, so all-gather / reduce-scatter replace all-reduce;
+  dropouts hold a sequence shard, so all-gather / reduce-scatter replace all-reduce.
+  A tp that is a multiple m of the model's key/value heads KV is declared as two
+  axes, `tp_kv = KV` and `tp_q = m`: each key/value head (its k/v projection rows,
+  gradients and activations) is held whole by the m ranks whose query heads use it,
+  and its gradient is summed over them once per step;
 - cp: context parallel (sequence split; keys and values gathered for attention);
 - ep: expert parallel (experts split; tokens all-to-all into and out of the experts;
   outside the experts ep splits the batch like dp).
@@ -32,6 +36,7 @@ results, as `return.0` - a layout outright, for layer-wise or hypothetical strat
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
@@ -48,7 +53,7 @@ from stagec.dialects.stg.state import InputOp, ParamOp
 from stagec.dialects.symbolic import Expr
 from stagec.passes.diagnostics import PassError
 from stagec.passes.shard.propagate import Propagation, narrow_reshards
-from stagec.passes.shard.strategy import STANDARD_AXES, Strategy
+from stagec.passes.shard.strategy import STANDARD_AXES, TP_FACTORS, Strategy
 
 MESH = "mesh"
 
@@ -72,7 +77,7 @@ class StgShard(ModulePass):
         mesh = _mesh(op)
         known = _config(op)
         sizes = self._sizes(op, mesh)
-        if self.sp and "tp" not in sizes:
+        if self.sp and not {"tp", *TP_FACTORS} & set(sizes):
             raise PassError("sp=true splits the sequence over tp; give tp > 1", op)
         _check_divisible(op, sizes, known)
         for value in op.walk():
@@ -120,7 +125,7 @@ class StgShard(ModulePass):
             if size != Expr.const(1):
                 given[axis] = size
         if mesh is None:
-            return given
+            return _factor_tp(given, _config(module), module)
         declared = dict(mesh.axis_sizes)
         if clash := sorted(set(given) & set(declared)):
             raise PassError(
@@ -150,24 +155,53 @@ def _config(module: ModuleOp) -> dict[str, int]:
     return {k: v.value.data for k, v in config.data.items() if isinstance(v, IntegerAttr)}
 
 
+def _factor_tp(sizes: dict[str, Expr], known: dict[str, int], module: ModuleOp) -> dict[str, Expr]:
+    """tp = m * KV becomes tp_kv = KV (left out for one key/value head) and tp_q = m,
+    in tp's place in the mesh order."""
+    tp, kv = sizes.get("tp", Expr.const(1)).as_int(), known.get("KV")
+    if tp is None or kv is None or tp <= kv:
+        return sizes
+    if tp % kv:
+        raise PassError(
+            f"tp = {tp} neither divides the model's key/value heads KV = {kv} nor is a multiple "
+            f"of them (a multiple holds each key/value head on tp/KV ranks): use a divisor of "
+            f"{kv} or a multiple of it",
+            module,
+        )
+    factors = dict(zip(TP_FACTORS, (kv, tp // kv)))
+    out: dict[str, Expr] = {}
+    for axis, size in sizes.items():
+        if axis != "tp":
+            out[axis] = size
+            continue
+        for factor, value in factors.items():
+            if value > 1:
+                out[factor] = Expr.const(value)
+    return out
+
+
 def _check_divisible(module: ModuleOp, sizes: dict[str, Expr], known: dict[str, int]) -> None:
     """The model's own sizes must divide over the axes that will split them."""
-    rules = {
-        "tp": [("N", "attention heads"), ("KV", "key/value heads"), ("F", "ffn size"), ("FE", "expert ffn size"), ("V", "vocabulary")],
-        "ep": [("E", "experts")],
-    }
-    for axis, dims in rules.items():
-        degree = sizes.get(axis, Expr.const(1)).as_int()
-        if degree is None or degree == 1:
+    tp = ("tp", *TP_FACTORS)
+    rules = [
+        (tp, [("N", "attention heads"), ("F", "ffn size"), ("FE", "expert ffn size"), ("V", "vocabulary")]),
+        (("tp", "tp_kv"), [("KV", "key/value heads")]),
+        (("ep",), [("E", "experts")]),
+    ]
+    for axes, dims in rules:
+        present = [a for a in axes if a in sizes]
+        degrees = [sizes[a].as_int() for a in present]
+        if not present or None in degrees:
             continue
+        degree = math.prod(degrees)
+        if degree == 1:
+            continue
+        name = " * ".join(f"{a} = {d}" for a, d in zip(present, degrees))
         for symbol, what in dims:
             value = known.get(symbol)
             if value is not None and value % degree:
                 hint = " (pad the vocabulary to a multiple of it, as Megatron does)" if symbol == "V" else ""
-                raise PassError(
-                    f"{axis} = {degree} does not divide the model's {what} {symbol} = {value}{hint}",
-                    module,
-                )
+                raise PassError(f"{name} does not divide the model's {what} {symbol} = {value}{hint}", module)
 
 
 def _overrides(ctx: Context, module: ModuleOp, text: str, sizes: dict[str, Expr]) -> dict[str, DistributedTensorType]:

@@ -33,8 +33,10 @@ class AttentionOp(ComputeOp):
 
     q: [b, s, heads, d], k: [b, t, kv_heads, d], v: [b, t, kv_heads, e] -> [b, s, heads, e].
     heads = kv_heads is MHA, kv_heads = 1 MQA, anything between GQA; MLA is d != e.
-    Heads may be split (TP) - kv heads over the same axes - and queries' sequence (SP/CP);
-    every rank needs the whole key/value sequence.
+    Heads may be split (TP) and queries' sequence (SP/CP); kv heads split over the
+    query heads' axes or a leading part of them (a kv head held whole by the ranks of
+    the rest, each of which holds some of its query heads); every rank needs the whole
+    key/value sequence.
     """
 
     name = "stg.attention"
@@ -115,8 +117,14 @@ class AttentionOp(ComputeOp):
                 f"{what}: q {q.layout_str()}, k {k.layout_str()} and v {v.layout_str()} disagree "
                 "on batch, key/value sequence or query/key head_dim"
             )
-        if not (q.splits[0] == k.splits[0] == v.splits[0]) or not (q.splits[2] == k.splits[2] == v.splits[2]):
-            raise VerifyException(f"{what}: q, k and v must split batch and heads over the same axes")
+        if not (q.splits[0] == k.splits[0] == v.splits[0]) or k.splits[2] != v.splits[2]:
+            raise VerifyException(f"{what}: q, k and v must split batch, and k and v heads, over the same axes")
+        if q.splits[2][: len(k.splits[2])] != k.splits[2]:
+            raise VerifyException(
+                f"{what}: the key/value heads must split over the query heads' axes "
+                f"{', '.join(q.splits[2]) or '(none)'} or a leading part of them, "
+                f"not {', '.join(k.splits[2])}"
+            )
         for role, t in (("key", k), ("value", v)):
             require_unsplit(what, t, 1, f"every query attends to the whole {role} sequence")
         for role, t in (("query", q), ("key", k), ("value", v)):

@@ -14,6 +14,12 @@ consumer's view of stage.md Fig. 5):
 Partial-sum operands pass through where the op is linear in them and no letter uses
 the axis; otherwise they are reduced. An operand holding the whole of a letter others
 split is sliced locally for free, as the verifiers allow, and is left as it is.
+
+An axis that replicates a dim class (strategy.py: tp_q and the key/value heads) splits
+nothing of an op with a letter of that class, unless the letter is tied to one the
+axis does split: attention's query heads split over tp_kv and tp_q while its
+key/value heads take tp_kv only, so a key/value head serves the query heads of every
+rank that holds it.
 """
 
 from __future__ import annotations
@@ -45,13 +51,19 @@ def solve(
     weigh: "Weigher",
 ) -> Solution:
     tie_of = {letter: group for group in sig.tied for letter in group}
-    # a letter's dim class: the first definite one among the tensors that have it
+    # a letter's dim class, and its tie group's: the first definite one among the
+    # tensors that have it
+    own: dict[str, DimClass] = {}
     classes: dict[str, DimClass] = {}
     for sub, ty in zip([*sig.operands, *sig.results], [*types, *results]):
         for letter, cls in zip(sub, classify_shape(ty.shape)):
-            root = _root(letter, tie_of)
-            if classes.get(root, DimClass.NONE) == DimClass.NONE:
-                classes[root] = cls
+            for table, key in ((own, letter), (classes, _root(letter, tie_of))):
+                if table.get(key, DimClass.NONE) == DimClass.NONE:
+                    table[key] = cls
+    replicated = {
+        axis for axis in strategy.axes
+        if any(strategy.replicates(axis, cls) for letter, cls in own.items() if letter not in tie_of)
+    }
 
     # which letters each axis splits, in which operand
     candidates: dict[str, dict[str, list[int]]] = {}
@@ -62,6 +74,8 @@ def solve(
 
     assign: dict[str, list[str]] = {}
     for axis in strategy.order(candidates) + tuple(a for a in candidates if a not in strategy.axes):
+        if axis in replicated:
+            continue
         options = {k: v for k, v in candidates[axis].items() if not _whole(k, sig, tie_of)}
         if not options:
             continue
@@ -91,10 +105,15 @@ def solve(
         order[letter] = min(holders)[2] if holders else strategy.order(axes)
     used = {a for axes in order.values() for a in axes}
 
+    def axes_of(letter: str) -> tuple[str, ...]:
+        """The axes splitting `letter`: its tie group's, less those its class is whole over."""
+        axes = order.get(_root(letter, tie_of), ())
+        return tuple(a for a in axes if not strategy.replicates(a, own.get(letter, DimClass.NONE)))
+
     kept = _kept_partials(sig, types, used)
     targets = []
     for i, (sub, ty) in enumerate(zip(sig.operands, types)):
-        full = [order.get(_root(letter, tie_of), ()) for letter in sub]
+        full = [axes_of(letter) for letter in sub]
         # an operand that stays as it is may hold a whole dim others split; one that
         # moves anyway takes the op's split too (a reduce-scatter, not an all-reduce)
         sliced = [w if split or not sig.slices_locally else () for w, split in zip(full, ty.splits)]
@@ -109,7 +128,7 @@ def solve(
     partial = _result_partial(sig, kept) | summed
     out = []
     for sub, ty in zip(sig.results, results, strict=True):
-        dims = [order.get(_root(letter, tie_of), ()) for letter in sub]
+        dims = [axes_of(letter) for letter in sub]
         out.append(ty.with_layout(dims, partial))
     return Solution(targets, out)
 

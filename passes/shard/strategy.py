@@ -2,7 +2,7 @@
 
 Every dim of the training IR has a symbolic size over the model's symbols
 (docs/training-ir.md), and the symbols say what the dim is: `B` batch, `S` sequence,
-`N`/`KV` attention heads, `F`/`FE`/`FS` feed-forward, `V` vocabulary, `E` experts; a
+`N` query heads, `KV` key/value heads, `F`/`FE`/`FS` feed-forward, `V` vocabulary, `E` experts; a
 merged `B*S` is the token dim, and an expert's capacity `(k*B*S/E)` holds tokens too.
 A strategy maps those dim classes to mesh axes, as Megatron-LM lays them out:
 
@@ -10,6 +10,14 @@ A strategy maps those dim classes to mesh axes, as Megatron-LM lays them out:
                                              parameters, gradients and optimizer states
     tp          heads, ffn, vocab            Megatron column/row parallel, vocab-parallel
                 seq (with sp)                embedding and head; sequence parallel
+    tp_kv       as tp                        tp beyond the key/value heads (tp = m * KV):
+    tp_q        as tp but key/value heads    stg-shard factors it into tp_kv = KV and
+                                             tp_q = m, so that each key/value head is
+                                             held whole by the m ranks whose query
+                                             heads read it (vLLM's QKVParallelLinear
+                                             replicates key/value heads so); tp_q
+                                             replicates every tensor with a key/value-
+                                             head dim
     cp          seq                          context parallel
     ep          experts; batch               expert parallel: the experts split, and the
                                              tokens outside the experts split like data
@@ -38,13 +46,13 @@ class DimClass(Enum):
     BATCH = "batch"
     SEQ = "seq"
     HEADS = "heads"
+    KV_HEADS = "kv_heads"
     FFN = "ffn"
     VOCAB = "vocab"
     EXPERTS = "experts"
     NONE = "none"
 
 
-_HEADS = {"N", "KV"}
 _FFN = {"F", "FE", "FS"}
 
 
@@ -62,8 +70,10 @@ def classify_shape(shape: Sequence[Expr]) -> list[DimClass]:
 def classify(size: Expr) -> DimClass:
     """What a dim holds, read off the symbols of its size (see classify_shape for E)."""
     symbols = size.symbols
-    if symbols & _HEADS:
+    if "N" in symbols:
         return DimClass.HEADS
+    if "KV" in symbols:
+        return DimClass.KV_HEADS
     if "V" in symbols:
         return DimClass.VOCAB
     if "E" in symbols and symbols & {"B", "S"}:
@@ -82,6 +92,9 @@ def classify(size: Expr) -> DimClass:
 # The standard axes in mesh order (ranks numbered row-major: tp is innermost, as in
 # Megatron-LM), each with the dim classes it splits, most preferred first.
 STANDARD_AXES: tuple[str, ...] = ("dp", "fsdp", "ep", "cp", "tp")
+# tp's factors where tp exceeds the key/value heads, in mesh order (tp_q minor, so a
+# key/value head's replicas are neighbouring ranks, as Megatron numbers them)
+TP_FACTORS: tuple[str, ...] = ("tp_kv", "tp_q")
 
 
 @dataclass(frozen=True)
@@ -112,10 +125,17 @@ class Strategy:
                 return (DimClass.EXPERTS, DimClass.BATCH)
             case "cp":
                 return (DimClass.SEQ,)
-            case "tp":
-                rules = (DimClass.HEADS, DimClass.FFN, DimClass.VOCAB)
+            case "tp" | "tp_kv" | "tp_q":
+                heads = (DimClass.HEADS,) if axis == "tp_q" else (DimClass.HEADS, DimClass.KV_HEADS)
+                rules = (*heads, DimClass.FFN, DimClass.VOCAB)
                 return (*rules, DimClass.SEQ) if self.sp and sp else rules
         return ()
+
+    @staticmethod
+    def replicates(axis: str, cls: DimClass) -> bool:
+        """Whether `axis` holds every tensor with a dim of class `cls` whole on each of
+        its ranks: tp_q and the key/value heads."""
+        return axis == "tp_q" and cls == DimClass.KV_HEADS
 
     def rank(self, axis: str, cls: DimClass) -> int | None:
         """How strongly `axis` wants to split a dim of class `cls` (0 = most)."""
@@ -131,6 +151,8 @@ class Strategy:
         placed: dict[int, list[str]] = {i: [] for i in range(len(shape))}
         classes = classify_shape(shape)
         for axis in self.axes:
+            if any(self.replicates(axis, cls) for cls in classes):
+                continue
             best: tuple[int, int] | None = None
             for i, cls in enumerate(classes):
                 options = self.classes_of(axis, sp)

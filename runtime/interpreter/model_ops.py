@@ -32,16 +32,24 @@ from stagec.runtime.interpreter.values import Layout, PerRank, assemble, groups_
 @per_rank(AttentionOp)
 def attention(op: AttentionOp, rank: Rank, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """softmax(q k^T / sqrt(d) [causal]) v; GQA repeats each kv head over its group of
-    query heads (head h reads kv head h // (heads / kv_heads))."""
+    query heads (head h reads kv head h // (heads / kv_heads), in global numbering: a
+    rank may hold a whole kv head and only some of the query heads that read it)."""
     acc = compute_dtype(q.dtype)
     q, k, v = q.to(acc), k.to(acc), v.to(acc)
     s, heads, d = q.shape[1], q.shape[2], q.shape[3]
     t, kv_heads = k.shape[1], k.shape[2]
-    if heads % kv_heads:
-        raise InterpreterError(f"{heads} local query heads cannot be grouped over {kv_heads} kv heads")
-    if heads != kv_heads:
-        k = k.repeat_interleave(heads // kv_heads, dim=2)
-        v = v.repeat_interleave(heads // kv_heads, dim=2)
+    group = rank.sizes.global_shape(op.query.type)[2] // rank.sizes.global_shape(op.key.type)[2]
+    q_start = rank.block_start(op.query.type.splits[2], heads)
+    kv_start = rank.block_start(op.key.type.splits[2], kv_heads)
+    reads = [(q_start + h) // group - kv_start for h in range(heads)]
+    if not all(0 <= i < kv_heads for i in reads):
+        raise InterpreterError(
+            f"query heads {q_start}..{q_start + heads - 1} read kv heads this rank lacks "
+            f"(it holds {kv_start}..{kv_start + kv_heads - 1})"
+        )
+    if reads != list(range(kv_heads)) or heads != kv_heads:
+        index = torch.tensor(reads)
+        k, v = k.index_select(2, index), v.index_select(2, index)
     scores = torch.einsum("bsnd,btnd->bnst", q, k) / math.sqrt(d)
     if op.causal is not None:
         # query i (global position) sees keys 0..i; a rank holding a block of the

@@ -63,6 +63,31 @@ def test_attention_with_split_heads_and_split_query_sequence():
     close(o, _sdpa(q, k, v, True))
 
 
+@pytest.mark.parametrize(
+    "name, n, kv, mesh, q_layout, kv_layout",
+    [
+        # tp = 4 over 2 kv heads: stg-shard's tp_kv x tp_q, one whole kv head per rank
+        ("tp_kv x tp_q", 4, 2, "[tp_kv = 2, tp_q = 2]", "N/tp_kv/tp_q", "KV/tp_kv"),
+        # MQA: the single kv head on every rank
+        ("mqa", 4, 1, "[tp_q = 4]", "N/tp_q", "KV"),
+        # MHA with the kv heads whole: rank r's query heads 2r, 2r+1 read kv heads 2r, 2r+1
+        ("mha, kv whole", 4, 4, "[tp = 2]", "N/tp", "KV"),
+        # rank (a, b) holds kv heads 2a, 2a+1 and query heads 4a+2b, 4a+2b+1, which both
+        # read kv head 2a+b: the second local kv head when b = 1
+        ("gqa, 2 local kv", 8, 4, "[a = 2, b = 2]", "N/a/b", "KV/a"),
+    ],
+)
+def test_attention_with_kv_heads_held_whole_by_several_ranks(name, n, kv, mesh, q_layout, kv_layout):
+    """A rank holding a kv head whole but only some of the query heads that read it:
+    each local query head reads the kv head its global number says."""
+    b, s, d = 2, 4, 4
+    q, k, v = rand(b, s, n, d, seed=1), rand(b, s, kv, d, seed=2), rand(b, s, kv, d, seed=3)
+    ir = _attention_ir("N", "KV", True, mesh=f"stg.mesh @m {mesh}",
+                       q=f"B, S, {q_layout}, D", kv=f"B, S, {kv_layout}, D")
+    (o,) = run(ir, q, k, v, B=b, S=s, N=n, KV=kv, D=d)
+    close(o, _sdpa(q, k, v, True))
+
+
 # -- embedding and loss ------------------------------------------------------------------
 
 

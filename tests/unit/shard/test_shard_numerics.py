@@ -29,14 +29,21 @@ MOE_STRATEGIES = {
     "ep+tp": "ep=2 tp=2",
     "dp+ep+tp+sp": "dp=2 ep=2 tp=2 sp=true",
 }
+# tp beyond the key/value heads: the tiny Llama's 2 kv heads over tp_kv = 2, tp_q = 2,
+# and the tied one's single kv head (MQA) on all 4 ranks (tp_q = 4)
+KV_REPLICA_STRATEGIES = {
+    "tp4": "tp=4",
+    "tp4+sp": "tp=4 sp=true",
+    "dp+tp4+sp": "dp=2 tp=4 sp=true",
+}
 CASES = [(m, s) for m in ("llama", "gpt", "mixtral-nodrop") for s in STRATEGIES] + [
     (m, s) for m in ("mixtral-nodrop", "deepseek-moe-nodrop") for s in MOE_STRATEGIES
-]
+] + [(m, s) for m in ("llama", "llama-tied") for s in KV_REPLICA_STRATEGIES]
 
 
 @pytest.mark.parametrize(("model", "strategy"), CASES, ids=[f"{m}-{s}" for m, s in CASES])
 def test_sharded_step_equals_unsharded(model, strategy):
-    options = {**STRATEGIES, **MOE_STRATEGIES}[strategy]
+    options = {**STRATEGIES, **MOE_STRATEGIES, **KV_REPLICA_STRATEGIES}[strategy]
     config, module = train_step(model, M)
     params, inputs = state(config, B, S, M)
     reference = run(module, params, inputs, B, S)

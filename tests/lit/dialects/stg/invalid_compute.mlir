@@ -471,14 +471,25 @@ func.func @f(%q: !stg.tensor<[B, S, N, D], bf16>, %k: !stg.tensor<[B, S, N, E], 
 
 // -----
 
-// Batch and heads are split alike in q, k and v.
+// Key/value heads split over the query heads' axes or a leading part of them (a kv
+// head held whole by the ranks of the rest), never over others.
 stg.mesh @m [dp, tp, sp]
-func.func @f(%q: !stg.tensor<[B, S, N/tp, D], bf16>, %k: !stg.tensor<[B, S, N, D], bf16>) {
-  %o = stg.attention %q, %k, %k heads N kv_heads N : !stg.tensor<[B, S, N/tp, D], bf16>, !stg.tensor<[B, S, N, D], bf16>, !stg.tensor<[B, S, N, D], bf16> -> !stg.tensor<[B, S, N/tp, D], bf16>
+func.func @f(%q: !stg.tensor<[B, S, N/tp, D], bf16>, %k: !stg.tensor<[B, S, N/dp, D], bf16>) {
+  %o = stg.attention %q, %k, %k heads N kv_heads N : !stg.tensor<[B, S, N/tp, D], bf16>, !stg.tensor<[B, S, N/dp, D], bf16>, !stg.tensor<[B, S, N/dp, D], bf16> -> !stg.tensor<[B, S, N/tp, D], bf16>
   func.return
 }
 
-// CHECK: attention: q, k and v must split batch and heads over the same axes
+// CHECK: attention: the key/value heads must split over the query heads' axes tp or a leading part of them, not dp
+
+// -----
+
+stg.mesh @m [dp, tp, sp]
+func.func @f(%q: !stg.tensor<[B, S, N/dp/tp, D], bf16>, %k: !stg.tensor<[B, S, N/tp, D], bf16>) {
+  %o = stg.attention %q, %k, %k heads N kv_heads N : !stg.tensor<[B, S, N/dp/tp, D], bf16>, !stg.tensor<[B, S, N/tp, D], bf16>, !stg.tensor<[B, S, N/tp, D], bf16> -> !stg.tensor<[B, S, N/dp/tp, D], bf16>
+  func.return
+}
+
+// CHECK: attention: the key/value heads must split over the query heads' axes dp, tp or a leading part of them, not tp
 
 // -----
 
@@ -488,7 +499,7 @@ func.func @f(%q: !stg.tensor<[B/dp, S, N, D], bf16>, %k: !stg.tensor<[B, S, N, D
   func.return
 }
 
-// CHECK: attention: q, k and v must split batch and heads over the same axes
+// CHECK: attention: q, k and v must split batch, and k and v heads, over the same axes
 
 // -----
 

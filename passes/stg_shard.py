@@ -23,7 +23,13 @@ Strategies, any combination of them:
   and its gradient is summed over them once per step;
 - cp: context parallel (sequence split; keys and values gathered for attention);
 - ep: expert parallel (experts split; tokens all-to-all into and out of the experts;
-  outside the experts ep splits the batch like dp).
+  outside the experts ep splits the batch like dp);
+- zero=1: ZeRO-1 over the data-parallel axes dp, ep (outside the experts) and cp, as
+  Megatron's distributed optimizer: each rank keeps the optimizer states (fp32 master
+  weights, Adam moments) of a 1/n shard of every parameter it holds whole, the step
+  reduce-scatters the gradient into that shard, updates it and all-gathers the new
+  parameter; zero=2 also keeps the gradient buffer sharded (reduce-scattered every
+  micro-batch).
 An axis size is an integer or a symbol (`tp=tp` keeps it symbolic until
 stg-instantiate). A module that declares its own stg.mesh keeps it, and
 `override="name=[layout];..."` gives named parameters and inputs - and a function's
@@ -53,7 +59,7 @@ from stagec.dialects.stg.state import InputOp, ParamOp
 from stagec.dialects.symbolic import Expr
 from stagec.passes.diagnostics import PassError
 from stagec.passes.shard.propagate import Propagation, narrow_reshards
-from stagec.passes.shard.strategy import STANDARD_AXES, TP_FACTORS, Strategy
+from stagec.passes.shard.strategy import STANDARD_AXES, TP_FACTORS, ZERO_AXES, Strategy
 
 MESH = "mesh"
 
@@ -70,6 +76,9 @@ class StgShard(ModulePass):
     cp: int | str = 1
     tp: int | str = 1
     sp: bool = False
+    zero: int = 0
+    """ZeRO stage over the data-parallel axes (dp, ep, cp): 1 shards the optimizer
+    states and the update (Megatron's distributed optimizer), 2 the gradients too."""
     override: str = ""
     """`name=[layout];...`: a parameter's or input's layout; names may use * globs."""
 
@@ -80,6 +89,14 @@ class StgShard(ModulePass):
         if self.sp and not {"tp", *TP_FACTORS} & set(sizes):
             raise PassError("sp=true splits the sequence over tp; give tp > 1", op)
         _check_divisible(op, sizes, known)
+        if self.zero not in (0, 1, 2):
+            raise PassError(f"zero = {self.zero}: give 1 (optimizer states) or 2 (and gradients); fsdp is ZeRO-3", op)
+        if self.zero and not set(ZERO_AXES) & set(sizes):
+            raise PassError(
+                f"zero={self.zero} shards optimizer states over the data-parallel axes {', '.join(ZERO_AXES)}; "
+                "give one of them (fsdp alone already shards them)",
+                op,
+            )
         for value in op.walk():
             for ty in (*(r.type for r in value.results), *(a.type for r in value.regions for b in r.blocks for a in b.args)):
                 if isinstance(ty, DistributedTensorType) and ty.mesh_axes:
@@ -87,7 +104,7 @@ class StgShard(ModulePass):
                         f"stg-shard expects an unsharded program, but {ty.layout_str()} is already distributed",
                         value,
                     )
-        strategy = Strategy(sizes, self.sp, _overrides(ctx, op, self.override, sizes))
+        strategy = Strategy(sizes, self.sp, _overrides(ctx, op, self.override, sizes), self.zero)
         if not sizes:
             return
         if mesh is None:

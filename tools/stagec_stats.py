@@ -82,6 +82,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for axis in STRATEGY_AXES:
         strategy.add_argument(f"--{axis}", type=positive_int, default=1, metavar="N", help=f"{axis} size (default: 1)")
     strategy.add_argument("--sp", action="store_true", help="Megatron sequence parallelism on the tp axis")
+    strategy.add_argument("--zero", type=int, choices=(0, 1, 2), default=0,
+                          help="ZeRO stage over the data-parallel ranks (dp, ep, cp): 1 shards the optimizer states as "
+                               "Megatron's distributed optimizer, 2 the gradients too (default: %(default)s; fsdp is 3)")
     strategy.add_argument(
         "--schedule", default="1f1b", choices=("1f1b", "gpipe"),
         help="pipeline schedule of the micro-batches with --pp (default: %(default)s)",
@@ -190,6 +193,8 @@ def _strategy(args: argparse.Namespace) -> dict:
     options: dict = {a: getattr(args, a) for a in STRATEGY_AXES if a != "pp" and getattr(args, a) > 1}
     if args.sp:
         options["sp"] = True
+    if args.zero:
+        options["zero"] = args.zero
     return options
 
 

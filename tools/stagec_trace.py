@@ -84,6 +84,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        ("tp", "Megatron tensor parallel"), ("pp", "pipeline stages (stg-pipeline)")):
         strategy.add_argument(f"--{axis}", type=positive_int, default=1, metavar="N", help=f"{what} size (default: 1)")
     strategy.add_argument("--sp", action="store_true", help="Megatron sequence parallelism on the tp axis (needs --tp > 1)")
+    strategy.add_argument("--zero", type=int, choices=(0, 1, 2), default=0,
+                          help="ZeRO stage over the data-parallel ranks (dp, ep, cp): 1 shards the optimizer states as "
+                               "Megatron's distributed optimizer, 2 the gradients too (default: %(default)s; fsdp is 3)")
     strategy.add_argument("--schedule", choices=SCHEDULES, default="1f1b", help="pipeline schedule with --pp (default: %(default)s)")
     training = parser.add_argument_group("training step")
     training.add_argument("--recompute", action="store_true", help="recompute each layer's activations in the backward pass")
@@ -134,6 +137,8 @@ def build_module(args: argparse.Namespace, micro_batches: int):
     strategy: dict = {a: getattr(args, a) for a in ("dp", "fsdp", "ep", "cp", "tp") if getattr(args, a) > 1}
     if args.sp:
         strategy["sp"] = True
+    if args.zero:
+        strategy["zero"] = args.zero
     module = training_step(args.model, args.dtype, args.optimizer, micro_batches, args.recompute, strategy,
                            frontend=args.frontend, torch_factory=args.torch_factory)
     if args.pp > 1:
@@ -230,7 +235,7 @@ def _print_summary(args, report, memory, micro_batches: int, elapsed: float) -> 
 
     console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 160, soft_wrap=True)
     axes = [f"{a}={getattr(args, a)}" for a in ("pp", "dp", "fsdp", "ep", "cp", "tp") if getattr(args, a) > 1]
-    strategy = " ".join(axes + (["sp"] if args.sp else [])) or "one rank"
+    strategy = " ".join(axes + (["sp"] if args.sp else []) + ([f"zero={args.zero}"] if args.zero else [])) or "one rank"
     total_nodes = sum(len(p) * len(p.ranks) for p in report.programs)
     console.print(
         f"[bold]{args.model}[/bold]: {report.world} ranks, {len(report.programs)} rank class(es), {strategy}; "

@@ -11,6 +11,9 @@ sharded weight again, as FSDP and Megatron's sequence parallelism do.
 Fixed points:
 - a loop carry takes the strategy's layout for its type (with sp, the residual
   stream is sequence-split) and every iteration's yield is resharded to it;
+- with ZeRO (stg-shard's zero=1/2) the optimizer states (and at 2 the gradient
+  buffers) are further sharded over the data-parallel axes; the update runs on the
+  shard;
 - a gradient state takes its parameter's storage layout, plus the partial-sum axes
   its accumulated value arrives with where the storage is whole over them (data
   parallel gradients are summed once per step, by the optimizer's read, not per
@@ -77,6 +80,8 @@ class Propagation:
                 self.states[key] = self.param_layouts(key[0], ty)[1]
             elif param_type is not None and ty.shape == param_type.shape:
                 storage = self.param_layouts(key[1], param_type)[1]
+                if self.strategy.zero >= (2 if key[0] == "grad" else 1):
+                    storage = self.strategy.zero_storage(storage, self.known)
                 self.states[key] = type(ty)(storage.dims.data, ty.element_type)
             else:
                 self.states[key] = self.strategy.desired(ty, sp=False)
@@ -262,8 +267,14 @@ class Propagation:
             retype(grad, target.with_layout(None, (split | others) - own))
 
     def optimizer(self, op: _OptimizerOp) -> None:
+        """The update runs in the layout of what it updates (the master weights' or the
+        parameter's); with ZeRO on the rank's shard of it - the gradient is
+        reduce-scattered into it and the parameter, assigned, all-gathered."""
         param = op.operands[0]
         layout = param.type.with_layout(None, ())
+        if self.strategy.zero and isinstance(param.owner, ParamOp):
+            layout = self.strategy.zero_storage(layout, self.known)
+            self.coerce(op, param, layout)
         for operand in op.operands[1:]:
             ty = operand.type
             want = layout if ty.shape == layout.shape else ty.with_layout(None, ())

@@ -95,6 +95,9 @@ STANDARD_AXES: tuple[str, ...] = ("dp", "fsdp", "ep", "cp", "tp")
 # tp's factors where tp exceeds the key/value heads, in mesh order (tp_q minor, so a
 # key/value head's replicas are neighbouring ranks, as Megatron numbers them)
 TP_FACTORS: tuple[str, ...] = ("tp_kv", "tp_q")
+# the axes whose ranks hold a replicated parameter's gradient as a partial sum: ZeRO
+# shards its optimizer states over them
+ZERO_AXES: tuple[str, ...] = ("dp", "ep", "cp")
 
 
 @dataclass(frozen=True)
@@ -103,11 +106,14 @@ class Strategy:
 
     `sizes` holds every mesh axis (standard or user-declared) in mesh order; `sp` puts
     the sequence of norm and residual regions on tp (Megatron sequence parallelism).
-    `overrides` maps a parameter or input name to its layout."""
+    `overrides` maps a parameter or input name to its layout; `zero` 1 shards the
+    optimizer states (and the update) over the data-parallel axes, 2 the gradients
+    too (ZeRO stages; fsdp is stage 3)."""
 
     sizes: Mapping[str, Expr]
     sp: bool = False
     overrides: Mapping[str, DistributedTensorType] = field(default_factory=dict)
+    zero: int = 0
 
     @property
     def axes(self) -> tuple[str, ...]:
@@ -170,15 +176,30 @@ class Strategy:
         """Where a parameter (and its gradient and optimizer states) lives: its compute
         layout, further sharded over fsdp along the first dim fsdp can divide (the
         config's sizes tell; an unknown size is assumed to divide)."""
-        if "fsdp" not in self.sizes or not ty.shape:
+        return self._shard(ty, ("fsdp",) if "fsdp" in self.sizes else (), known)
+
+    def zero_storage(self, storage: DistributedTensorType, known: Mapping[str, int]) -> DistributedTensorType:
+        """Where ZeRO keeps a parameter's optimizer states (and, at stage 2, its
+        gradient): its storage further sharded over the data-parallel axes it is whole
+        over - dp, cp, and ep for the parameters outside the experts, whose gradients
+        those axes sum (Megatron's distributed optimizer shards over data x context
+        parallel ranks, and an expert's over the expert-data-parallel ones)."""
+        used = {a for split in storage.splits for a in split}
+        axes = tuple(a for a in ZERO_AXES if a in self.sizes and a not in used)
+        return self._shard(storage, axes, known) if self.zero and axes else storage
+
+    def _shard(self, ty: DistributedTensorType, axes: tuple[str, ...], known: Mapping[str, int]) -> DistributedTensorType:
+        """`ty` further split over `axes` (together) along the first dim their product
+        divides; unchanged where none does."""
+        if not axes or not ty.shape:
             return ty
-        fsdp = self.sizes["fsdp"].as_int()
+        degree = product(self.sizes[a] for a in axes).as_int()
         dims = list(ty.splits)
         for i, size in enumerate(ty.shape):
             local = (size / product(self.sizes[a] for a in dims[i])).subs(known)
             value = local.as_int()
-            if value is None or fsdp is None or value % fsdp == 0:
-                dims[i] = (*dims[i], "fsdp")
+            if value is None or degree is None or value % degree == 0:
+                dims[i] = (*dims[i], *axes)
                 return ty.with_layout(dims)
         return ty
 

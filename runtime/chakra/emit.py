@@ -35,6 +35,11 @@ How the program becomes nodes (expansion happens here, and only here):
   buckets of at most `bucket_bytes` per communicator, in the order their gradients
   become ready (DDP); a bucket depends on its gradients' last writes only, so it can
   overlap the last micro-batch's backward. `bucket_bytes=0` keeps one per gradient.
+  ZeRO's (stg-shard zero=1) gradient reduce-scatters and the all-gathers of the
+  updated parameters go in Megatron's distributed-optimizer buckets instead: in the
+  same order, a bucket closes once it holds max(F, F/40 x group size) elements for
+  F = `zero_bucket_elements` (40M: Megatron's max(40M, 1M x dp)); a parameter is gathered in the bucket its gradient was scattered
+  in, issued when the last of the bucket's updates has run.
 - **GEMM fusion** as the frameworks run it: einsums of one body with the same
   equation shape that share an operand (the Q, K, V projections reading one input;
   their weight gradients sharing the gathered input; gate and up) are one GEMM node,
@@ -99,6 +104,7 @@ __all__ = [
 ]
 
 DEFAULT_BUCKET_BYTES = 25 * 2**20  # DDP's default bucket_cap_mb
+DEFAULT_ZERO_BUCKET_ELEMENTS = 40_000_000  # Megatron DDP's bucket_size floor
 
 
 class EmitError(ValueError):
@@ -112,6 +118,7 @@ class EmitOptions:
     iterations: int = 1
     optimizer: bool = True
     bucket_bytes: int = DEFAULT_BUCKET_BYTES
+    zero_bucket_elements: int = DEFAULT_ZERO_BUCKET_ELEMENTS
     fuse_gemms: bool = True
     prefix: str = "trace"
     workers: int = 0  # processes writing files; 0: one per core (at most 8)
@@ -387,6 +394,8 @@ class _Expander:
         self.phase = ""
         self.comm_only = False
         self.bucketed: dict[tuple, int] = {}
+        self.gather_buckets: dict[tuple, tuple] = {}
+        self.pending_gathers: dict[int, set] = {}
         self.call_counts: dict[str, int] = {}
         self.call_mb: dict[int, int] = {}
         self.exchanged: dict[tuple, int] = {}  # all-to-all (axes, layouts, input deps) -> node
@@ -775,6 +784,10 @@ class _Expander:
         if bucket is not None:
             self.values[id(op.result)] = (bucket,)
             return
+        gather = self.gather_buckets.get((id(op), tuple(self.layers)))
+        if gather is not None:
+            self.gather_bucketed(op, d, gather)
+            return
         axes = op.axis_names
         among = op.coordinates if isinstance(op, AllReduceStagesOp) else None
         if self.space.group_size(axes, among) == 1:
@@ -821,23 +834,33 @@ class _Expander:
             self.values[id(r)] = (nid,)
 
     def bucket_gradients(self, phase: PhaseOp) -> None:
-        """Pack the optimizer phase's gradient all-reduces into buckets (module doc)."""
+        """Pack the optimizer phase's gradient collectives into buckets (module doc):
+        DDP's all-reduces by bytes; ZeRO's reduce-scatters, and the all-gathers of the
+        updated parameters, in Megatron's distributed-optimizer buckets."""
         self.bucketed = {}
+        self.gather_buckets = {}
+        self.pending_gathers = {}
         if self.options.bucket_bytes <= 0:
             return
-        found: list[tuple] = []  # (ready, order, op, layers, bytes, axes)
+        reduces: list[_Entry] = []
+        scatters: list[_Entry] = []
+        gathers: list[_Entry] = []
         order = 0
 
         def scan(block: Block) -> None:
             nonlocal order
             for op in block.ops:
-                if isinstance(op, AllReduceOp) and isinstance(op.input.owner, OptimizerStateOp) \
+                if isinstance(op, AllReduceOp | ReduceScatterOp) and isinstance(op.input.owner, OptimizerStateOp) \
                         and op.input.owner.tensor_name.data == "grad":
-                    key = ("grad", op.input.owner.param.data, tuple(self.layers))
-                    deps = self.state.get(key, ())
-                    size = self.op_cost(op).tensor_size
+                    param = op.input.owner.param.data
+                    deps = self.state.get(("grad", param, tuple(self.layers)), ())
                     if self.space.group_size(op.axis_names) > 1:
-                        found.append((max(deps, default=-1), order, op, tuple(self.layers), size, deps))
+                        found = reduces if isinstance(op, AllReduceOp) else scatters
+                        found.append(self._entry(op, order, param, deps, op.input))
+                    order += 1
+                elif isinstance(op, AllGatherOp) and self.space.group_size(op.axis_names) > 1 \
+                        and (param := _assigned_param(op)) is not None:
+                    gathers.append(self._entry(op, order, param, (), op.result))
                     order += 1
                 elif isinstance(op, RepeatOp):
                     count = self.int(op.count_expr, "the count of stg.repeat")
@@ -854,29 +877,114 @@ class _Expander:
                             scan(b)
 
         scan(phase.body.block)
-        found.sort(key=lambda f: (f[0], f[1]))
-        open_buckets: dict[tuple, list] = {}
-        buckets: list[list] = []
-        for entry in found:
-            axes = entry[2].axis_names
-            current = open_buckets.get(axes)
-            if current is None or (current[0] + entry[4] > self.options.bucket_bytes and current[1]):
-                current = open_buckets[axes] = [0, [], axes]
-                buckets.append(current)
-            current[0] += entry[4]
-            current[1].append(entry)
-        for index, (size, entries, axes) in enumerate(buckets):
-            deps = tuple(sorted({d for e in entries for d in e[5]}))
-            group = self.space.group_size(axes)
+        ready = lambda e: (max(e.deps, default=-1), e.order)  # noqa: E731
+        cap = self.options.bucket_bytes
+        for index, bucket in enumerate(_pack(sorted(reduces, key=ready), lambda used, e: used + e.bytes > cap)):
+            self._add_bucket(("reduce", index), bucket, CommType.ALL_REDUCE, "opt.grad_bucket")
+        scatters.sort(key=ready)
+        for index, bucket in enumerate(_pack(scatters, self._megatron_full, closes_after=True)):
+            self._add_bucket(("scatter", index), bucket, CommType.REDUCE_SCATTER, "opt.grad_shard_bucket")
+        # the updated parameters are gathered in the buckets their gradients were
+        # scattered in (one buffer in Megatron), any others by the same rule
+        position = {(e.param, e.layers): i for i, e in enumerate(scatters)}
+        gathers.sort(key=lambda e: (position.get((e.param, e.layers), len(position)), e.order))
+        for index, bucket in enumerate(_pack(gathers, self._megatron_full, closes_after=True)):
+            last = max(bucket, key=lambda e: e.order)
+            for e in bucket:
+                self.gather_buckets[(id(e.op), e.layers)] = (index, e is last, bucket)
 
-            def make(size=size, axes=axes, group=group, n=len(entries)) -> Static:
-                micros = self.cost.collective_micros("all_reduce", size, group)
-                return _coll_static(f"opt.grad_bucket.{n}", CommType.ALL_REDUCE, size, micros, ("pg", axes, None))
+    def _entry(self, op: CollectiveOp, order: int, param: str, deps: tuple, full: SSAValue) -> _Entry:
+        elements = self.int(full.type.global_numel(), "a gradient's size")
+        return _Entry(op, tuple(self.layers), order, param, deps, self.op_cost(op).tensor_size, elements)
 
-            static = self.static(("bucket", index, size, axes), make)
-            nid = self.add_node(static, deps, stream=("coll", frozenset(axes), None), issue=False)
-            for e in entries:
-                self.bucketed[(id(e[2]), e[3])] = nid
+    def _megatron_full(self, used: int, entry: _Entry) -> bool:
+        """Megatron's DistributedDataParallel closes a bucket once it holds
+        max(40M, 1M x data-parallel size) elements (its bucket_size default); here
+        max(F, F/40 x group size) for F = `zero_bucket_elements`."""
+        floor = self.options.zero_bucket_elements
+        return used >= max(floor, floor * self.space.group_size(entry.op.axis_names) // 40)
+
+    def _add_bucket(self, key: tuple, entries: list[_Entry], kind: CommType, label: str) -> None:
+        size = sum(e.bytes for e in entries)
+        axes = entries[0].op.axis_names
+        deps = tuple(sorted({d for e in entries for d in e.deps}))
+        group = self.space.group_size(axes)
+
+        def make() -> Static:
+            micros = self.cost.collective_micros(COMM_KIND_NAMES[kind], size, group)
+            return _coll_static(f"{label}.{len(entries)}", kind, size, micros, ("pg", axes, None))
+
+        static = self.static(("bucket", *key, size, axes), make)
+        nid = self.add_node(static, deps, stream=("coll", frozenset(axes), None), issue=False)
+        for e in entries:
+            self.bucketed[(id(e.op), e.layers)] = nid
+
+    def gather_bucketed(self, op: AllGatherOp, d: tuple, bucket: tuple) -> None:
+        """A member of a bucket of updated parameters: the bucket's all-gather is issued
+        at its last member, on the updates of all; each member's parameter is its result."""
+        index, last, entries = bucket
+        pending = self.pending_gathers.setdefault(index, set())
+        pending.update(d)
+        self.values[id(op.result)] = ()
+        if not last:
+            return
+        del self.pending_gathers[index]
+        axes = op.axis_names
+        size = sum(e.bytes for e in entries)
+        group = self.space.group_size(axes)
+
+        def make() -> Static:
+            micros = self.cost.collective_micros("all_gather", size, group)
+            return _coll_static(f"opt.param_bucket.{len(entries)}", CommType.ALL_GATHER, size, micros,
+                                ("pg", axes, None))
+
+        static = self.static(("bucket", "gather", index, size, axes), make)
+        nid = self.add_node(static, tuple(sorted(pending)), stream=("coll", frozenset(axes), None))
+        self.values[id(op.result)] = (nid,)
+        for e in entries:
+            self.state[(e.param, None, e.layers)] = (nid,)
+
+
+@dataclass(frozen=True, eq=False)
+class _Entry:
+    """A gradient (or updated parameter) collective of the optimizer phase, per layer."""
+
+    op: CollectiveOp
+    layers: tuple[int, ...]
+    order: int  # program order in the phase
+    param: str
+    deps: tuple  # the gradient's last writes
+    bytes: int  # the collective's comm_size
+    elements: int  # the whole gradient's
+
+
+def _pack(entries: list[_Entry], full: Callable[[int, _Entry], bool], closes_after: bool = False) -> list[list[_Entry]]:
+    """Buckets of entries in order, one open bucket per communicator. DDP's rule
+    (closes_after False): a bucket takes an entry unless `full(bytes so far, entry)`
+    says it would overflow. Megatron's (True): a bucket takes every entry and closes
+    once `full(elements so far, entry)`."""
+    buckets: list[list[_Entry]] = []
+    open_buckets: dict[tuple, list] = {}  # axes -> [used, entries]
+    for entry in entries:
+        axes = entry.op.axis_names
+        current = open_buckets.get(axes)
+        if current is None or (not closes_after and current[1] and full(current[0], entry)):
+            current = open_buckets[axes] = [0, []]
+            buckets.append(current[1])
+        current[0] += entry.elements if closes_after else entry.bytes
+        current[1].append(entry)
+        if closes_after and full(current[0], entry):
+            del open_buckets[axes]
+    return buckets
+
+
+def _assigned_param(op: AllGatherOp) -> str | None:
+    """The parameter an all-gather's result is assigned to, its only use (ZeRO's
+    gather of an updated parameter)."""
+    uses = list(op.result.uses)
+    if len(uses) == 1 and isinstance(user := uses[0].operation, AssignOp) and user.key[1] is None:
+        return user.key[0]
+    return None
 
 
 def _category(op: Operation) -> str:

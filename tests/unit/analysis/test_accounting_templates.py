@@ -157,6 +157,31 @@ def test_stats_with_a_strategy_reports_one_ranks_share_and_its_communication(cap
     assert rc["params"] < doc["params"] / 4
 
 
+def test_stats_with_zero_shards_the_optimizer_states_over_dp(capsys):
+    """--zero 1 on dp=4: the rank keeps a quarter of the fp32 master weights and Adam
+    moments (12 of the 18 bytes a parameter), and each step reduce-scatters the fp32
+    gradients (4 bytes a parameter) and all-gathers the bf16 parameters (a quarter of
+    2 bytes a parameter each rank sends); --zero 2 also shards the fp32 gradients."""
+    docs = {}
+    for zero in ("0", "1", "2"):
+        code, out, err = stats(capsys, "--model", "llama3.2-1b", "--dp", "4", "--zero", zero, "--seq", "256", "--json")
+        assert code == 0, err
+        docs[zero] = json.loads(out)
+    assert docs["1"]["setup"]["strategy"] == "dp=4 zero=1"
+    params = docs["0"]["params"]
+    states = {z: d["rank_classes"][0]["memory_breakdown_bytes"]["optimizer_states"] for z, d in docs.items()}
+    grads = {z: d["rank_classes"][0]["memory_breakdown_bytes"]["gradients"] for z, d in docs.items()}
+    # every llama3.2-1b tensor has a dim 4 divides: exactly a quarter (Adam's step
+    # counters, one scalar per tensor, stay whole)
+    assert states["0"] - states["1"] == pytest.approx(3 / 4 * 12 * params, abs=10_000)
+    assert grads["1"] == grads["0"] == 4 * params
+    assert grads["2"] == params
+    comm = docs["1"]["rank_classes"][0]["communication"]
+    assert comm["reduce_scatter"]["bytes"] == 4 * params
+    assert comm["all_gather"]["bytes"] == 2 * params // 4
+    assert "all_reduce" not in comm or comm["all_reduce"]["bytes"] < 1000  # the loss only
+
+
 def test_stats_with_pipeline_stages_reports_a_rank_class_per_stage(capsys):
     """llama3.2-1b (16 layers, tied embedding) on tp=2 x pp=2, 4 micro-batches: each
     stage's ranks are one class; each stage holds half the layers, the first the

@@ -127,6 +127,40 @@ def test_gradient_all_reduce_once_per_iteration_in_buckets():
     assert one.totals()["all_reduce_bytes"] - 4 * 4 == per_grad.totals()["all_reduce_bytes"] - 4 * 4
 
 
+def test_zero1_buckets_follow_megatrons_rule(tmp_path):
+    """stg-shard zero=1: the step's gradient reduce-scatters and the updated
+    parameters' all-gathers in Megatron's distributed-optimizer buckets. The tiny
+    Llama's 21 gradients (H 16, F 24, 2 layers) become ready as layer 1's (down, up,
+    gate 384 elements each, a norm 16, o 256, v and k 128, q 256, a norm 16: 1952),
+    layer 0's, then the head 512, the final norm 16 and the embedding 512. With buckets
+    closing at 2000 elements: layer 1 and layer 0's down (2336), the rest of layer 0
+    and the head (2080), the final norm and the embedding (528)."""
+    module = tiny_step(micro_batches=2, passes="stg-shard{dp=2 zero=1},stg-match-collectives")
+    options = E.EmitOptions(zero_bucket_elements=2000, iterations=2)
+    (program,), _ = E.build_programs(module, {"B": 2, "S": 8}, options=options)
+    statics = [program.statics[s] for s in program.node_static]
+    scatter = [(i, s) for i, s in enumerate(statics) if s.label.startswith("opt.grad_shard_bucket")]
+    gather = [(i, s) for i, s in enumerate(statics) if s.label.startswith("opt.param_bucket")]
+    # per iteration: the fp32 gradients whole (4 bytes an element) ...
+    assert [s.size // 4 for _, s in scatter] == [2336, 2080, 528] * 2
+    assert [s.label for _, s in scatter][:3] == ["opt.grad_shard_bucket.10", "opt.grad_shard_bucket.9",
+                                                  "opt.grad_shard_bucket.2"]
+    # ... and each rank's bf16 half of the same parameters (2 bytes x 1/2), issued as
+    # the last of their updates is done: the final norm and embedding's first
+    assert sorted(s.size for _, s in gather) == sorted([2336, 2080, 528] * 2)
+    assert program.counts()["all_reduce"] == 2 * 2  # only the per-micro-batch loss
+    for i, s in gather:
+        deps = [statics[d] for d in program.node_data[i]]
+        assert len(deps) == int(s.label.rsplit(".", 1)[1])  # one update (cast) per member
+        assert all(d.type == NodeType.COMP_NODE for d in deps)
+    # the second iteration's forward reads the gathered parameters
+    second = {i for i, c in enumerate(program.node_ctx) if program.contexts[c].startswith("it1")}
+    first_gathers = {i for i, _ in gather[:3]}
+    assert any(first_gathers & set(program.node_data[i]) for i in second)
+    E.emit_traces(module, str(tmp_path), {"B": 2, "S": 8}, options=options)
+    checked(tmp_path)
+
+
 def test_no_optimizer_keeps_gradient_reduction(tmp_path):
     module = tiny_step(passes="stg-shard{dp=2},stg-match-collectives")
     E.emit_traces(module, str(tmp_path), {"B": 2, "S": 8}, options=E.EmitOptions(optimizer=False))

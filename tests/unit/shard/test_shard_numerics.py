@@ -23,11 +23,17 @@ STRATEGIES = {
     "dp+tp+sp": "dp=2 tp=2 sp=true",
     "fsdp+tp+cp": "fsdp=2 tp=2 sp=true cp=2",
     "dp+fsdp": "dp=2 fsdp=2",
+    # ZeRO-1 and -2: the update on each rank's shard of the states
+    "dp+zero1": "dp=2 zero=1",
+    "dp+zero2": "dp=2 zero=2",
+    "dp+cp+tp+sp+zero1": "dp=2 cp=2 tp=2 sp=true zero=1",
 }
 MOE_STRATEGIES = {
     "ep": "ep=2",
     "ep+tp": "ep=2 tp=2",
     "dp+ep+tp+sp": "dp=2 ep=2 tp=2 sp=true",
+    # outside the experts over ep and dp, the experts' states over dp only
+    "dp+ep+zero1": "dp=2 ep=2 zero=1",
 }
 # tp beyond the key/value heads: the tiny Llama's 2 kv heads over tp_kv = 2, tp_q = 2,
 # and the tied one's single kv head (MQA) on all 4 ranks (tp_q = 4)

@@ -38,8 +38,9 @@ How the program becomes nodes (expansion happens here, and only here):
   ZeRO's (stg-shard zero=1) gradient reduce-scatters and the all-gathers of the
   updated parameters go in Megatron's distributed-optimizer buckets instead: in the
   same order, a bucket closes once it holds max(F, F/40 x group size) elements for
-  F = `zero_bucket_elements` (40M: Megatron's max(40M, 1M x dp)); a parameter is gathered in the bucket its gradient was scattered
-  in, issued when the last of the bucket's updates has run.
+  F = `zero_bucket_elements` (40M: Megatron's max(40M, 1M x dp)); a parameter is
+  gathered in the bucket its gradient was scattered in, issued when the last of the
+  bucket's updates has run.
 - **GEMM fusion** as the frameworks run it: einsums of one body with the same
   equation shape that share an operand (the Q, K, V projections reading one input;
   their weight gradients sharing the gathered input; gate and up) are one GEMM node,

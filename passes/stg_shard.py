@@ -85,7 +85,7 @@ class StgShard(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         mesh = _mesh(op)
         known = _config(op)
-        sizes = self._sizes(op, mesh)
+        sizes = self._sizes(op, mesh, known)
         if self.sp and not {"tp", *TP_FACTORS} & set(sizes):
             raise PassError("sp=true splits the sequence over tp; give tp > 1", op)
         _check_divisible(op, sizes, known)
@@ -132,7 +132,7 @@ class StgShard(ModulePass):
         except VerifyException as e:  # a bug of stg-shard: say where
             raise PassError(f"stg-shard produced invalid IR: {e}", op) from None
 
-    def _sizes(self, module: ModuleOp, mesh: MeshOp | None) -> dict[str, Expr]:
+    def _sizes(self, module: ModuleOp, mesh: MeshOp | None, known: dict[str, int]) -> dict[str, Expr]:
         given = {}
         for axis in STANDARD_AXES:
             value = getattr(self, axis)
@@ -142,7 +142,7 @@ class StgShard(ModulePass):
             if size != Expr.const(1):
                 given[axis] = size
         if mesh is None:
-            return _factor_tp(given, _config(module), module)
+            return _factor_tp(given, known, module)
         declared = dict(mesh.axis_sizes)
         if clash := sorted(set(given) & set(declared)):
             raise PassError(

@@ -42,7 +42,7 @@ from stagec.dialects.stg.training import VjpOp, _OptimizerOp
 from stagec.passes.diagnostics import PassError
 from stagec.passes.shard.signatures import Linearity, Signature, signature
 from stagec.passes.shard.solver import Unshardable, Weigher, solve
-from stagec.passes.shard.strategy import Strategy
+from stagec.passes.shard.strategy import IndivisibleStorage, Strategy
 
 StateKey = tuple[str, str | None]
 
@@ -69,7 +69,7 @@ class Propagation:
     def param_layouts(self, name: str, ty: DistributedTensorType) -> tuple[DistributedTensorType, DistributedTensorType]:
         """(compute layout, storage layout) of a parameter."""
         compute = self.strategy.overrides.get(name) or self.strategy.desired(ty, sp=False)
-        return compute, self.strategy.storage(compute, self.known)
+        return compute, self.strategy.storage(compute, self.known, name)
 
     def state_layout(self, key: StateKey, ty: DistributedTensorType, param_type: DistributedTensorType | None) -> DistributedTensorType:
         """A state's layout, fixed at its first read or write: a parameter's storage; a
@@ -81,7 +81,7 @@ class Propagation:
             elif param_type is not None and ty.shape == param_type.shape:
                 storage = self.param_layouts(key[1], param_type)[1]
                 if self.strategy.zero >= (2 if key[0] == "grad" else 1):
-                    storage = self.strategy.zero_storage(storage, self.known)
+                    storage = self.strategy.zero_storage(storage, self.known, key[1])
                 self.states[key] = type(ty)(storage.dims.data, ty.element_type)
             else:
                 self.states[key] = self.strategy.desired(ty, sp=False)
@@ -103,6 +103,12 @@ class Propagation:
             self.op(op)
 
     def op(self, op: Operation) -> None:
+        try:
+            self._op(op)
+        except IndivisibleStorage as e:
+            raise PassError(str(e), op) from None
+
+    def _op(self, op: Operation) -> None:
         match op:
             case ParamOp():
                 compute, storage = self.param_layouts(op.tensor_name.data, op.result.type)
@@ -273,7 +279,7 @@ class Propagation:
         param = op.operands[0]
         layout = param.type.with_layout(None, ())
         if self.strategy.zero and isinstance(param.owner, ParamOp):
-            layout = self.strategy.zero_storage(layout, self.known)
+            layout = self.strategy.zero_storage(layout, self.known, param.owner.tensor_name.data)
             self.coerce(op, param, layout)
         for operand in op.operands[1:]:
             ty = operand.type

@@ -100,6 +100,13 @@ TP_FACTORS: tuple[str, ...] = ("tp_kv", "tp_q")
 ZERO_AXES: tuple[str, ...] = ("dp", "ep", "cp")
 
 
+class IndivisibleStorage(Exception):
+    """fsdp or ZeRO's axes divide no dim of a tensor's storage (a message for
+    PassError): stagec shards evenly, so it would have to keep the tensor whole on
+    every rank where FSDP and Megatron pad it, and report memory and traffic neither
+    makes."""
+
+
 @dataclass(frozen=True)
 class Strategy:
     """The mesh axes in use and the rules that place them.
@@ -172,13 +179,13 @@ class Strategy:
     def desired(self, ty: DistributedTensorType, sp: bool = True) -> DistributedTensorType:
         return ty.with_layout(self.desired_splits(ty.shape, sp), ())
 
-    def storage(self, ty: DistributedTensorType, known: Mapping[str, int]) -> DistributedTensorType:
+    def storage(self, ty: DistributedTensorType, known: Mapping[str, int], name: str = "") -> DistributedTensorType:
         """Where a parameter (and its gradient and optimizer states) lives: its compute
         layout, further sharded over fsdp along the first dim fsdp can divide (the
         config's sizes tell; an unknown size is assumed to divide)."""
-        return self._shard(ty, ("fsdp",) if "fsdp" in self.sizes else (), known)
+        return self._shard(ty, ("fsdp",) if "fsdp" in self.sizes else (), known, name)
 
-    def zero_storage(self, storage: DistributedTensorType, known: Mapping[str, int]) -> DistributedTensorType:
+    def zero_storage(self, storage: DistributedTensorType, known: Mapping[str, int], name: str = "") -> DistributedTensorType:
         """Where ZeRO keeps a parameter's optimizer states (and, at stage 2, its
         gradient): its storage further sharded over the data-parallel axes it is whole
         over - dp, cp, and ep for the parameters outside the experts, whose gradients
@@ -186,20 +193,39 @@ class Strategy:
         parallel ranks, and an expert's over the expert-data-parallel ones)."""
         used = {a for split in storage.splits for a in split}
         axes = tuple(a for a in ZERO_AXES if a in self.sizes and a not in used)
-        return self._shard(storage, axes, known) if self.zero and axes else storage
+        return self._shard(storage, axes, known, name) if self.zero and axes else storage
 
-    def _shard(self, ty: DistributedTensorType, axes: tuple[str, ...], known: Mapping[str, int]) -> DistributedTensorType:
+    def _shard(
+        self, ty: DistributedTensorType, axes: tuple[str, ...], known: Mapping[str, int], name: str
+    ) -> DistributedTensorType:
         """`ty` further split over `axes` (together) along the first dim their product
-        divides; unchanged where none does."""
+        divides; IndivisibleStorage where none does."""
         if not axes or not ty.shape:
             return ty
         degree = product(self.sizes[a] for a in axes).as_int()
         dims = list(ty.splits)
+        locals_: list[int] = []
         for i, size in enumerate(ty.shape):
             local = (size / product(self.sizes[a] for a in dims[i])).subs(known)
             value = local.as_int()
             if value is None or degree is None or value % degree == 0:
                 dims[i] = (*dims[i], *axes)
                 return ty.with_layout(dims)
-        return ty
+            locals_.append(value)
+        raise IndivisibleStorage(_indivisible(name, ty, axes, degree, locals_))
 
+
+
+def _indivisible(name: str, ty: DistributedTensorType, axes: tuple[str, ...], degree: int, local: list[int]) -> str:
+    largest = max(local)
+    divisors = [d for d in range(2, largest + 1) if largest % d == 0]
+    near = [d for d in (max((d for d in divisors if d < degree), default=None), min((d for d in divisors if d > degree), default=None)) if d]
+    over = " x ".join(axes)
+    held = f" (held as [{', '.join(map(str, local))}] per rank)" if any(ty.splits) else ""
+    suggest = f", e.g. {' or '.join(map(str, near))}" if near else ""
+    what = f"'{name}' " if name else "a tensor "
+    return (
+        f"{over} = {degree} divides no dim of {what}{ty.layout_str()}{held}; stagec shards storage evenly, "
+        f"where FSDP and Megatron's distributed optimizer pad it - give {over} a size dividing one of "
+        f"its dims ({largest}{suggest})"
+    )

@@ -215,11 +215,12 @@ class Strategy:
         raise IndivisibleStorage(_indivisible(name, ty, axes, degree, locals_))
 
 
-
 def _indivisible(name: str, ty: DistributedTensorType, axes: tuple[str, ...], degree: int, local: list[int]) -> str:
     largest = max(local)
     divisors = [d for d in range(2, largest + 1) if largest % d == 0]
-    near = [d for d in (max((d for d in divisors if d < degree), default=None), min((d for d in divisors if d > degree), default=None)) if d]
+    below = [d for d in divisors if d < degree][-1:]
+    above = [d for d in divisors if d > degree][:1]
+    near = below + above
     over = " x ".join(axes)
     held = f" (held as [{', '.join(map(str, local))}] per rank)" if any(ty.splits) else ""
     suggest = f", e.g. {' or '.join(map(str, near))}" if near else ""

@@ -68,6 +68,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
+from stagec.dialects.stg.attributes import TokenType
 from stagec.dialects.stg.comm import (
     AllGatherOp,
     AllReduceOp,
@@ -81,10 +82,11 @@ from stagec.dialects.stg.comm import (
     ReshardOp,
     SendOp,
 )
-from stagec.dialects.stg.compute import EinsumOp, ElementwiseOp
+from stagec.dialects.stg.compute import EinsumOp
 from stagec.dialects.stg.cost import CostInterface
 from stagec.dialects.stg.memory import ReleaseOp, WaitOp
 from stagec.dialects.stg.mesh import MeshOp
+from stagec.dialects.stg.schedule import GroupOp, collective_stream, p2p_stream, stream_of
 from stagec.dialects.stg.model_ops import AttentionOp, CrossEntropyOp
 from stagec.dialects.stg.shape_ops import FillOp, ReshapeOp, SplitOp
 from stagec.dialects.stg.state import AssignOp, InputOp, OptimizerStateOp, ParamOp, StateOp
@@ -120,7 +122,6 @@ class EmitOptions:
     optimizer: bool = True
     bucket_bytes: int = DEFAULT_BUCKET_BYTES
     zero_bucket_elements: int = DEFAULT_ZERO_BUCKET_ELEMENTS
-    fuse_gemms: bool = True
     prefix: str = "trace"
     workers: int = 0  # processes writing files; 0: one per core (at most 8)
 
@@ -226,147 +227,6 @@ def _deps(value) -> tuple:
     return value.union() if isinstance(value, Stacked) else value
 
 
-# -- GEMM fusion ------------------------------------------------------------------------------
-
-
-def _one_use(v: SSAValue) -> bool:
-    uses = iter(v.uses)
-    return next(uses, None) is not None and next(uses, None) is None
-
-
-def _canonical(equation: str) -> str:
-    names: dict[str, str] = {}
-    out = []
-    for ch in equation:
-        if ch.isalpha():
-            if ch not in names:
-                names[ch] = chr(ord("a") + len(names))
-            out.append(names[ch])
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-class _Group:
-    __slots__ = ("members", "absorbed", "first", "leaves", "states", "collective")
-
-    def __init__(self, members: list[Operation], absorbed: list[Operation], collective: bool = False):
-        self.collective = collective
-        self.members = members
-        self.absorbed = absorbed
-        self.first = members[0]
-        self.leaves: tuple[int, ...] | None = None
-        self.states: tuple = ()
-
-
-def _fusion_plan(block: Block) -> tuple[dict[int, _Group], dict[int, int]]:
-    """einsum/add op id -> its fusion group, and op id -> position in the block."""
-    ops = list(block.ops)
-    pos = {id(op): i for i, op in enumerate(ops)}
-
-    def value_pos(v: SSAValue, memo: dict) -> int:
-        owner = v.owner
-        if not isinstance(owner, Operation) or id(owner) not in pos or isinstance(owner, StateOp):
-            return -1  # state reads make no node: their deps are the state's last writes
-        if isinstance(owner, _VIEWS):
-            key = id(v)
-            if key not in memo:
-                memo[key] = max((value_pos(o, memo) for o in owner.operands), default=-1)
-            return memo[key]
-        return pos[id(owner)]
-
-    memo: dict = {}
-    plan: dict[int, _Group] = {}
-
-    def legal(members: list[Operation]) -> bool:
-        first = min(pos[id(m)] for m in members)
-        return all(value_pos(o, memo) < first for m in members for o in m.operands)
-
-    einsums = [op for op in ops if isinstance(op, EinsumOp) and len(op.operands) == 2]
-    canon = {id(op): _canonical(op.equation.data) for op in einsums}
-    # sum fusion: einsums whose results only feed a tree of adds (roots first)
-    for op in reversed(ops):
-        if id(op) in plan or not (isinstance(op, ElementwiseOp) and str(op.kind.data) == "add"):
-            continue
-        members: list[Operation] = []
-        absorbed: list[Operation] = []
-
-        def collect(v: SSAValue) -> bool:
-            owner = v.owner
-            if not isinstance(owner, Operation) or id(owner) not in pos or not _one_use(v) or id(owner) in plan:
-                return False
-            if isinstance(owner, EinsumOp) and id(owner) in canon:
-                members.append(owner)
-                return True
-            if isinstance(owner, ElementwiseOp) and str(owner.kind.data) == "add" and len(owner.operands) == 2:
-                absorbed.append(owner)
-                return all(collect(o) for o in owner.operands)
-            return False
-
-        if len(op.operands) != 2 or not all(collect(o) for o in op.operands):
-            continue
-        absorbed.append(op)
-        if len(members) < 2 or len({canon[id(m)] for m in members}) != 1:
-            continue
-        # a root add whose result feeds another add of the tree is handled from that one
-        members.sort(key=lambda m: pos[id(m)])
-        if not legal(members):
-            continue
-        group = _Group(members, absorbed)
-        for m in members + absorbed:
-            plan[id(m)] = group
-    # horizontal fusion: same equation shape, one shared operand
-    keys: dict[tuple, list[Operation]] = {}
-    for op in einsums:
-        if id(op) in plan:
-            continue
-        for i, v in enumerate(op.operands):
-            keys.setdefault((canon[id(op)], i, v), []).append(op)
-    for members in keys.values():
-        members = [m for m in members if id(m) not in plan]
-        if len(members) < 2 or not legal(members):
-            continue
-        group = _Group(members, [])
-        for m in members:
-            plan[id(m)] = group
-    # FSDP units: a body's parameter all-gathers are one all-gather of its flat
-    # parameter, its gradient reduce-scatters one reduce-scatter (PyTorch FSDP wraps a
-    # layer as one unit; the step's body outside the layers is the root unit)
-    units: dict[tuple, list[Operation]] = {}
-    for op in ops:
-        if isinstance(op, AllGatherOp) and op.is_async is None and _reads_param(op.input):
-            units.setdefault(("ag", op.axis_names), []).append(op)
-        elif isinstance(op, ReduceScatterOp) and op.is_async is None and _feeds_grad(op.result):
-            units.setdefault(("rs", op.axis_names), []).append(op)
-    for members in units.values():
-        if len(members) < 2 or not legal(members):
-            continue
-        group = _Group(members, [], collective=True)
-        for m in members:
-            plan[id(m)] = group
-    return plan, pos
-
-
-def _reads_param(v: SSAValue) -> bool:
-    owner = v.owner
-    while isinstance(owner, _VIEWS) and len(owner.operands) == 1:
-        owner = owner.operands[0].owner
-    return isinstance(owner, ParamOp)
-
-
-def _feeds_grad(v: SSAValue, depth: int = 3) -> bool:
-    """Whether `v` reaches an assign to a "grad" state through a few elementwise ops
-    (cast, accumulate) or views."""
-    for use in v.uses:
-        user = use.operation
-        if isinstance(user, AssignOp) and user.state_name.data == "grad":
-            return True
-        if depth and isinstance(user, (ElementwiseOp, *_VIEWS)):
-            if any(_feeds_grad(r, depth - 1) for r in user.results):
-                return True
-    return False
-
-
 # -- expansion -------------------------------------------------------------------------------
 
 
@@ -386,11 +246,9 @@ class _Expander:
         self.values: dict[int, object] = {}  # id(SSA value) -> deps (xDSL's __hash__ is slow)
         self.state: dict[tuple, tuple] = {}
         self.static_ids: dict[tuple, int] = {}
-        self.plans: dict[int, tuple] = {}
         self.compiled: dict[int, list] = {}
-        self.group_values: dict[int, tuple] = {}
         self.last_comp: int | None = None
-        self.streams: dict[tuple, int] = {}
+        self.streams: dict[str, int] = {}
         self.layers: list[int] = []
         self.phase = ""
         self.comm_only = False
@@ -466,7 +324,11 @@ class _Expander:
 
         return self.static(("op", id(op), self.phase), make)
 
-    def add_node(self, static: int, data: tuple, *, stream: tuple | None = None, issue: bool = True) -> int:
+    def stream(self, op: Operation | None, axes: tuple[str, ...], among: tuple[int, ...] | None = None) -> str:
+        """The op's stream (the scheduled form names it), or its communicator group's."""
+        return (stream_of(op) if op is not None else None) or collective_stream(axes, self.space.axes, among)
+
+    def add_node(self, static: int, data: tuple, *, stream: str | None = None, issue: bool = True) -> int:
         """Append a node; ctrl deps: the compute stream, or the node's comm stream and
         its issue point on the compute stream."""
         p = self.p
@@ -541,15 +403,14 @@ class _Expander:
     def _compile(self, block: Block) -> list[tuple]:
         """The block's ops with their handlers, decided once (isinstance on xDSL's ops
         is slow, and a layer body runs thousands of times)."""
-        plan, _ = self.plans.get(id(block)) or self._plan(block)
         steps: list[tuple] = []
         for op in block.ops:
             operands = tuple(id(v) for v in op.operands)
             results = tuple(id(r) for r in op.results)
             if isinstance(op, (YieldOp, func.ReturnOp)):
                 steps.append((4, op, operands, None))
-            elif plan and (group := plan.get(id(op))) is not None:
-                steps.append((5, op, self.fused, group))
+            elif isinstance(op, GroupOp):
+                steps.append((5, op, self.group, None))
             elif isinstance(op, StateOp):
                 steps.append((2, op, None, id(op.result)))
             elif isinstance(op, AssignOp):
@@ -581,11 +442,6 @@ class _Expander:
             else:
                 steps.append((1, op, operands, results))
         return steps
-
-    def _plan(self, block: Block) -> tuple:
-        plan = _fusion_plan(block) if self.options.fuse_gemms else ({}, {})
-        self.plans[id(block)] = plan
-        return plan
 
     # state keys: per layer of a stack
     def state_key(self, op: StateOp) -> tuple:
@@ -682,82 +538,43 @@ class _Expander:
 
     # -- compute ---------------------------------------------------------------------------
 
-    def fused(self, op: Operation, group: _Group) -> None:
-        if op is group.first and group.collective:
-            self.fused_collective(group)
-        elif op is group.first:
-            d = self._group_deps(group)
-            if self.comm_only:
-                value = d
-            else:
-                def make() -> Static:
-                    num, size, micros = 0, 0, 0.0
-                    for m in group.members + group.absorbed:
-                        c = self.op_cost(m)
-                        num, size, micros = num + c.num_ops, size + c.tensor_size, micros + c.micros
-                    first = group.members[0]
-                    what = f"einsum.x{len(group.members)}"
-                    return _comp_static(self.label(first, what), _category(first), num, size, micros)
+    def group(self, op: GroupOp) -> None:
+        """Ops issued as one: one GEMM node, or one collective node (its members'
+        sizes summed); it depends on every value its members read from outside."""
+        d = self.deps(_group_inputs(op))
+        kind = op.collective_kind()
+        if kind is not None:
+            d = self.group_collective(op, kind, d)
+        elif not self.comm_only:
+            def make() -> Static:
+                members = op.members()
+                num, size, micros = 0, 0, 0.0
+                for m in members:
+                    c = self.op_cost(m)
+                    num, size, micros = num + c.num_ops, size + c.tensor_size, micros + c.micros
+                gemms = sum(isinstance(m, EinsumOp) for m in members)
+                return _comp_static(self.label(members[0], f"einsum.x{gemms}"), _category(members[0]), num, size,
+                                    micros)
 
-                static = self.static(("group", id(group), self.phase), make)
-                value = (self.add_node(static, d),)
-            self.group_values[id(group)] = value
-        value = self.group_values[id(group)]
-        for r in op.results:
-            self.values[id(r)] = value
+            d = (self.add_node(self.static(("op", id(op), self.phase), make), d),)
+        for r in op.outputs:
+            self.values[id(r)] = d
 
-    def fused_collective(self, group: _Group) -> None:
-        first = group.members[0]
-        axes = first.axis_names
-        d = self._group_deps(group)
+    def group_collective(self, op: GroupOp, kind: type, d: tuple) -> tuple:
+        members = op.members()
+        axes = members[0].axis_names
         if self.space.group_size(axes) == 1:
-            self.group_values[id(group)] = d
-            return
-        comm_type = _COLL_TYPE[type(first)]
+            return d
+        comm_type = _COLL_TYPE[kind]
 
         def make() -> Static:
-            size = sum(self.op_cost(m).tensor_size for m in group.members)
+            size = sum(self.op_cost(m).tensor_size for m in members)
             micros = self.cost.collective_micros(COMM_KIND_NAMES[comm_type], size, self.space.group_size(axes))
-            phase = _PHASE_SHORT.get(self.phase, self.phase)
-            label = ".".join(p for p in (phase, "fsdp_unit", COMM_KIND_NAMES[comm_type], f"x{len(group.members)}") if p)
+            label = self.label(members[0], f"{COMM_KIND_NAMES[comm_type]}.x{len(members)}")
             return _coll_static(label, comm_type, size, micros, ("pg", axes, None))
 
-        static = self.static(("group", id(group), self.phase), make)
-        self.group_values[id(group)] = (self.add_node(static, d, stream=("coll", frozenset(axes), None)),)
-
-    def _group_deps(self, group: _Group) -> tuple:
-        """Deps of every member's operands. Views are looked through (the plan checked
-        that what they view is computed before the group's first member), so views
-        that come later in the block need not have run yet."""
-        if group.leaves is None:
-            inside = {id(m) for m in group.members + group.absorbed}
-            leaves: set[int] = set()
-            states: list[StateOp] = []
-
-            def resolve(v: SSAValue) -> None:
-                owner = v.owner
-                if isinstance(owner, Operation) and id(owner) in inside:
-                    return
-                if isinstance(owner, StateOp):
-                    states.append(owner)
-                elif isinstance(owner, _VIEWS):
-                    for o in owner.operands:
-                        resolve(o)
-                else:
-                    leaves.add(id(v))
-
-            for m in group.members:
-                for o in m.operands:
-                    resolve(o)
-            group.leaves, group.states = tuple(leaves), tuple(states)
-        seen: set[int] = set()
-        values = self.values
-        for v in group.leaves:
-            d = values[v]
-            seen.update(d.union() if d.__class__ is Stacked else d)
-        for state in group.states:
-            seen.update(self.state.get(self.state_key(state), ()))
-        return tuple(sorted(seen))
+        static = self.static(("op", id(op), self.phase), make)
+        return (self.add_node(static, d, stream=self.stream(op, axes)),)
 
     def cross_entropy(self, op: CrossEntropyOp) -> None:
         d = self.deps(op.operands)
@@ -773,7 +590,7 @@ class _Expander:
                                         ("pg", tuple(axes), None))
 
                 static = self.static(("ce", id(op), i, self.phase), make)
-                d = (self.add_node(static, d, stream=("coll", frozenset(axes), None)),) + d
+                d = (self.add_node(static, d, stream=self.stream(None, axes)),) + d
             d = (self.add_node(self.compute_static(op), tuple(sorted(set(d)))),)
         self.values[id(op.result)] = d
 
@@ -811,7 +628,7 @@ class _Expander:
             return _coll_static(self.label(op), _COLL_TYPE[type(op)], c.tensor_size, c.micros, ("pg", axes, among))
 
         static = self.static(("op", id(op), self.phase), make)
-        nid = self.add_node(static, d, stream=("coll", frozenset(axes), among))
+        nid = self.add_node(static, d, stream=self.stream(op, axes, among))
         self.values[id(op.result)] = (nid,)
         if isinstance(op, AllToAllOp) and d:
             self.exchanged[(axes, op.src, op.dst, d)] = nid
@@ -829,7 +646,7 @@ class _Expander:
                           (role, axis, peer), attrs)
 
         static = self.static(("op", id(op), self.phase), make)
-        nid = self.add_node(static, d, stream=(role, axis, peer))
+        nid = self.add_node(static, d, stream=stream_of(op) or p2p_stream(role, axis, peer))
         self.p.node_tag[nid] = op.tag.value.data + self.tag_base * self.seq
         for r in op.results:
             self.values[id(r)] = (nid,)
@@ -857,11 +674,11 @@ class _Expander:
                     deps = self.state.get(("grad", param, tuple(self.layers)), ())
                     if self.space.group_size(op.axis_names) > 1:
                         found = reduces if isinstance(op, AllReduceOp) else scatters
-                        found.append(self._entry(op, order, param, deps, op.input))
+                        found.append(self._entry(op, order, param, deps, op.input.type))
                     order += 1
                 elif isinstance(op, AllGatherOp) and self.space.group_size(op.axis_names) > 1 \
                         and (param := _assigned_param(op)) is not None:
-                    gathers.append(self._entry(op, order, param, (), op.result))
+                    gathers.append(self._entry(op, order, param, (), op.result.type))
                     order += 1
                 elif isinstance(op, RepeatOp):
                     count = self.int(op.count_expr, "the count of stg.repeat")
@@ -894,8 +711,9 @@ class _Expander:
             for e in bucket:
                 self.gather_buckets[(id(e.op), e.layers)] = (index, e is last, bucket)
 
-    def _entry(self, op: CollectiveOp, order: int, param: str, deps: tuple, full: SSAValue) -> _Entry:
-        elements = self.int(full.type.global_numel(), "a gradient's size")
+    def _entry(self, op: CollectiveOp, order: int, param: str, deps: tuple, full) -> _Entry:
+        full = full.value_type if isinstance(full, TokenType) else full
+        elements = self.int(full.global_numel(), "a gradient's size")
         return _Entry(op, tuple(self.layers), order, param, deps, self.op_cost(op).tensor_size, elements)
 
     def _megatron_full(self, used: int, entry: _Entry) -> bool:
@@ -916,7 +734,7 @@ class _Expander:
             return _coll_static(f"{label}.{len(entries)}", kind, size, micros, ("pg", axes, None))
 
         static = self.static(("bucket", *key, size, axes), make)
-        nid = self.add_node(static, deps, stream=("coll", frozenset(axes), None), issue=False)
+        nid = self.add_node(static, deps, stream=self.stream(None, axes), issue=False)
         for e in entries:
             self.bucketed[(id(e.op), e.layers)] = nid
 
@@ -940,7 +758,7 @@ class _Expander:
                                 ("pg", axes, None))
 
         static = self.static(("bucket", "gather", index, size, axes), make)
-        nid = self.add_node(static, tuple(sorted(pending)), stream=("coll", frozenset(axes), None))
+        nid = self.add_node(static, tuple(sorted(pending)), stream=self.stream(None, axes))
         self.values[id(op.result)] = (nid,)
         for e in entries:
             self.state[(e.param, None, e.layers)] = (nid,)
@@ -979,10 +797,19 @@ def _pack(entries: list[_Entry], full: Callable[[int, _Entry], bool], closes_aft
     return buckets
 
 
+def _group_inputs(op: GroupOp) -> list[SSAValue]:
+    """The values a group's members read from outside it."""
+    body = op.body.block
+    return [v for m in op.members() for v in m.operands
+            if not (isinstance(v.owner, Operation) and v.owner.parent_block() is body)]
+
+
 def _assigned_param(op: AllGatherOp) -> str | None:
     """The parameter an all-gather's result is assigned to, its only use (ZeRO's
     gather of an updated parameter)."""
     uses = list(op.result.uses)
+    if len(uses) == 1 and isinstance(uses[0].operation, WaitOp):  # the scheduled form
+        uses = list(uses[0].operation.result.uses)
     if len(uses) == 1 and isinstance(user := uses[0].operation, AssignOp) and user.key[1] is None:
         return user.key[0]
     return None

@@ -14,6 +14,7 @@ from xdsl.parser import Parser
 
 from stagec.dialects import make_context
 from stagec.frontends.templates import build_model, load_config
+from stagec.passes.schedule.pipeline import schedule
 from stagec.passes.stg_autodiff import StgAutodiff
 from stagec.runtime.chakra import emit as E
 from stagec.runtime.chakra.check import check_trace
@@ -54,12 +55,12 @@ def attrs(node) -> dict:
     return {a.name: a.value for a in node.attrs}
 
 
-def tiny_step(name="llama", micro_batches=2, passes="", **config):
+def tiny_step(name="llama", micro_batches=2, passes="", scheduled=True, **config):
     module = build_model(load_config({**TINY[name], **config}), "bf16")
     StgAutodiff(micro_batches=micro_batches, optimizer="adamw").apply(make_context(), module)
     if passes:
         build_pipeline(f"builtin.module({passes})", mlir_syntax=True).apply(make_context(), module)
-    return module
+    return schedule(module) if scheduled else module
 
 
 # -- the 2-rank TP MLP, node by node -----------------------------------------------------
@@ -322,7 +323,7 @@ def test_write_atomic_removes_its_temporary_file(tmp_path):
 
 
 def test_reshard_left_is_an_error():
-    module = tiny_step(micro_batches=1, passes="stg-shard{tp=2}")
+    module = tiny_step(micro_batches=1, passes="stg-shard{tp=2}", scheduled=False)
     with pytest.raises(E.EmitError, match="stg-match-collectives"):
         E.build_programs(module, {"B": 1, "S": 8})
 

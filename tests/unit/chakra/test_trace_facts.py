@@ -12,6 +12,7 @@ import pytest
 from stagec.dialects import make_context
 from stagec.frontends.templates import build_model, load_config
 from stagec.passes.analysis.accounting import account
+from stagec.passes.schedule.pipeline import schedule
 from stagec.passes.stg_autodiff import StgAutodiff
 from stagec.runtime.chakra import emit as E
 from stagec.runtime.chakra.check import check_trace
@@ -37,7 +38,7 @@ def test_table7_rows_move_the_accounted_bytes(row):
     module = build_model(load_config({**named, **overrides}), "bf16")
     StgAutodiff(micro_batches=micro_batches, optimizer="adamw", grad_dtype="param").apply(make_context(), module)
     build_pipeline(f"builtin.module({passes})", mlir_syntax=True).apply(make_context(), module)
-    programs, _ = E.build_programs(module, bindings)
+    programs, _ = E.build_programs(schedule(module), bindings)
     accounted = {tuple(rc.ranks): rc.comm.bytes for rc in account(module, bindings).rank_classes}
     for program in programs:
         totals = program.totals()

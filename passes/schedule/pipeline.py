@@ -1,0 +1,27 @@
+"""The scheduling passes in pipeline order (docs/scheduled-ir.md): what `stagec trace`
+runs after stg-shard, stg-match-collectives and stg-pipeline, and what turns a
+training step into the scheduled form every backend reads."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+
+def scheduling_passes(*, fuse_gemms: bool = True) -> list[ModulePass]:
+    from stagec.passes.stg_fsdp_units import StgFsdpUnits
+    from stagec.passes.stg_fuse_gemms import StgFuseGemms
+    from stagec.passes.stg_schedule import StgSchedule
+
+    passes: list[ModulePass] = [StgFuseGemms()] if fuse_gemms else []
+    return passes + [StgFsdpUnits(), StgSchedule()]
+
+
+def schedule(module: ModuleOp, *, fuse_gemms: bool = True) -> ModuleOp:
+    """Run the scheduling passes on `module` in place; returns it."""
+    from stagec.dialects import make_context
+
+    ctx = make_context()
+    for p in scheduling_passes(fuse_gemms=fuse_gemms):
+        p.apply(ctx, module)
+    return module

@@ -68,7 +68,7 @@ def schedule_streams(module: ModuleOp) -> None:
             issued = []
             for op in fn.walk():
                 if isinstance(op, ReshardOp):
-                    raise PassError(op, "a stg.reshard is left: run stg-match-collectives before stg-schedule")
+                    raise PassError("a stg.reshard is left: run stg-match-collectives before stg-schedule", op)
                 # a group is issued, not its members; a named stream was scheduled already
                 if isinstance(op.parent_op(), GroupOp) or op.properties.get("stream") is not None:
                     continue

@@ -59,6 +59,12 @@ def _stg_schedule() -> type[ModulePass]:
     return StgSchedule
 
 
+def _stg_bucket_gradients() -> type[ModulePass]:
+    from stagec.passes.stg_bucket_gradients import StgBucketGradients
+
+    return StgBucketGradients
+
+
 def _convert_torch_to_stg() -> type[ModulePass]:
     from stagec.passes.convert_torch_to_stg import ConvertTorchToStg
 
@@ -97,6 +103,7 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "stg-pipeline": _stg_pipeline,
         "stg-fuse-gemms": _stg_fuse_gemms,
         "stg-fsdp-units": _stg_fsdp_units,
+        "stg-bucket-gradients": _stg_bucket_gradients,
         "stg-schedule": _stg_schedule,
         "canonicalize": _canonicalize,
         "cse": _cse,

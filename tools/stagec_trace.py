@@ -150,7 +150,10 @@ def build_module(args: argparse.Namespace, micro_batches: int):
             raise UsageError(f"stg-pipeline: {error}") from None
     from stagec.passes.schedule.pipeline import schedule
 
-    return schedule(module, fuse_gemms=not args.no_gemm_fusion)
+    try:
+        return schedule(module, fuse_gemms=not args.no_gemm_fusion, bucket_mb=args.bucket_mb)
+    except PassError as error:
+        raise UsageError(str(error)) from None
 
 
 def _cost_model(args: argparse.Namespace):
@@ -173,7 +176,7 @@ def run(args: argparse.Namespace) -> None:
     bindings = {"B": args.micro_batch * replicas, "S": args.seq, "M": micro_batches}
     options = EmitOptions(
         iterations=args.iterations, optimizer=not args.no_optimizer,
-        bucket_bytes=int(args.bucket_mb * 2**20), prefix=args.prefix, workers=args.workers or 0,
+        prefix=args.prefix, workers=args.workers or 0,
     )
     try:
         programs = build_programs(module, bindings, cost=cost, options=options)

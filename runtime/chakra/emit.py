@@ -68,7 +68,6 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
-from stagec.dialects.stg.attributes import TokenType
 from stagec.dialects.stg.comm import (
     AllGatherOp,
     AllReduceOp,
@@ -106,8 +105,6 @@ __all__ = [
     "emit_traces",
 ]
 
-DEFAULT_BUCKET_BYTES = 25 * 2**20  # DDP's default bucket_cap_mb
-DEFAULT_ZERO_BUCKET_ELEMENTS = 40_000_000  # Megatron DDP's bucket_size floor
 
 
 class EmitError(ValueError):
@@ -120,8 +117,6 @@ class EmitOptions:
 
     iterations: int = 1
     optimizer: bool = True
-    bucket_bytes: int = DEFAULT_BUCKET_BYTES
-    zero_bucket_elements: int = DEFAULT_ZERO_BUCKET_ELEMENTS
     prefix: str = "trace"
     workers: int = 0  # processes writing files; 0: one per core (at most 8)
 
@@ -252,9 +247,6 @@ class _Expander:
         self.layers: list[int] = []
         self.phase = ""
         self.comm_only = False
-        self.bucketed: dict[tuple, int] = {}
-        self.gather_buckets: dict[tuple, tuple] = {}
-        self.pending_gathers: dict[int, set] = {}
         self.call_counts: dict[str, int] = {}
         self.call_mb: dict[int, int] = {}
         self.exchanged: dict[tuple, int] = {}  # all-to-all (axes, layouts, input deps) -> node
@@ -445,17 +437,24 @@ class _Expander:
 
     # state keys: per layer of a stack
     def state_key(self, op: StateOp) -> tuple:
+        layers = self.layers_of(op)
         if isinstance(op, ParamOp):
-            return (op.tensor_name.data, None, tuple(self.layers))
+            return (op.tensor_name.data, None, layers)
         if isinstance(op, OptimizerStateOp):
-            return (op.tensor_name.data, op.param.data, tuple(self.layers))
+            return (op.tensor_name.data, op.param.data, layers)
         if isinstance(op, InputOp):
             return ("<input>", op.tensor_name.data, ())
-        return (op.name, op.tensor_name.data, tuple(self.layers))
+        return (op.name, op.tensor_name.data, layers)
 
     def assign_key(self, op: AssignOp) -> tuple:
         name, param = op.key
-        return (name, param, tuple(self.layers))
+        return (name, param, self.layers_of(op))
+
+    def layers_of(self, op: StateOp | AssignOp) -> tuple[int, ...]:
+        """The layer a per-layer state op addresses: its own `layer K of N`, or the
+        enclosing repeats' iteration."""
+        explicit = op.explicit_layer()
+        return (explicit[0],) if explicit is not None else tuple(self.layers)
 
     # -- structure -------------------------------------------------------------------------
 
@@ -502,7 +501,6 @@ class _Expander:
         self.phase = kind
         if kind == "optimizer":
             self.comm_only = not self.options.optimizer
-            self.bucket_gradients(op)
         ys = self.walk(op.body.block)
         self.phase, self.comm_only = saved
         for r, y in zip(op.outputs, ys):
@@ -570,11 +568,12 @@ class _Expander:
         def make() -> Static:
             size = sum(self.op_cost(m).tensor_size for m in members)
             micros = self.cost.collective_micros(COMM_KIND_NAMES[comm_type], size, self.space.group_size(axes))
-            label = self.label(members[0], f"{COMM_KIND_NAMES[comm_type]}.x{len(members)}")
+            what = f"{COMM_KIND_NAMES[comm_type]}{'_bucket' if op.ready is not None else ''}.x{len(members)}"
+            label = self.label(members[0], what)
             return _coll_static(label, comm_type, size, micros, ("pg", axes, None))
 
         static = self.static(("op", id(op), self.phase), make)
-        return (self.add_node(static, d, stream=self.stream(op, axes)),)
+        return (self.add_node(static, d, stream=self.stream(op, axes), issue=op.ready is None),)
 
     def cross_entropy(self, op: CrossEntropyOp) -> None:
         d = self.deps(op.operands)
@@ -598,14 +597,6 @@ class _Expander:
 
     def collective(self, op: CollectiveOp) -> None:
         d = self.deps(op.operands)
-        bucket = self.bucketed.get((id(op), tuple(self.layers)))
-        if bucket is not None:
-            self.values[id(op.result)] = (bucket,)
-            return
-        gather = self.gather_buckets.get((id(op), tuple(self.layers)))
-        if gather is not None:
-            self.gather_bucketed(op, d, gather)
-            return
         axes = op.axis_names
         among = op.coordinates if isinstance(op, AllReduceStagesOp) else None
         if self.space.group_size(axes, among) == 1:
@@ -651,168 +642,12 @@ class _Expander:
         for r in op.results:
             self.values[id(r)] = (nid,)
 
-    def bucket_gradients(self, phase: PhaseOp) -> None:
-        """Pack the optimizer phase's gradient collectives into buckets (module doc):
-        DDP's all-reduces by bytes; ZeRO's reduce-scatters, and the all-gathers of the
-        updated parameters, in Megatron's distributed-optimizer buckets."""
-        self.bucketed = {}
-        self.gather_buckets = {}
-        self.pending_gathers = {}
-        if self.options.bucket_bytes <= 0:
-            return
-        reduces: list[_Entry] = []
-        scatters: list[_Entry] = []
-        gathers: list[_Entry] = []
-        order = 0
-
-        def scan(block: Block) -> None:
-            nonlocal order
-            for op in block.ops:
-                if isinstance(op, AllReduceOp | ReduceScatterOp) and isinstance(op.input.owner, OptimizerStateOp) \
-                        and op.input.owner.tensor_name.data == "grad":
-                    param = op.input.owner.param.data
-                    deps = self.state.get(("grad", param, tuple(self.layers)), ())
-                    if self.space.group_size(op.axis_names) > 1:
-                        found = reduces if isinstance(op, AllReduceOp) else scatters
-                        found.append(self._entry(op, order, param, deps, op.input.type))
-                    order += 1
-                elif isinstance(op, AllGatherOp) and self.space.group_size(op.axis_names) > 1 \
-                        and (param := _assigned_param(op)) is not None:
-                    gathers.append(self._entry(op, order, param, (), op.result.type))
-                    order += 1
-                elif isinstance(op, RepeatOp):
-                    count = self.int(op.count_expr, "the count of stg.repeat")
-                    offset = self.int(op.offset_expr, "a repeat's offset")
-                    for i in range(count):
-                        self.layers.append(offset + i)
-                        scan(op.body.block)
-                        self.layers.pop()
-                elif isinstance(op, LoopOp):
-                    continue
-                else:
-                    for region in op.regions:
-                        for b in region.blocks:
-                            scan(b)
-
-        scan(phase.body.block)
-        ready = lambda e: (max(e.deps, default=-1), e.order)  # noqa: E731
-        cap = self.options.bucket_bytes
-        for index, bucket in enumerate(_pack(sorted(reduces, key=ready), lambda used, e: used + e.bytes > cap)):
-            self._add_bucket(("reduce", index), bucket, CommType.ALL_REDUCE, "opt.grad_bucket")
-        scatters.sort(key=ready)
-        for index, bucket in enumerate(_pack(scatters, self._megatron_full, closes_after=True)):
-            self._add_bucket(("scatter", index), bucket, CommType.REDUCE_SCATTER, "opt.grad_shard_bucket")
-        # the updated parameters are gathered in the buckets their gradients were
-        # scattered in (one buffer in Megatron), any others by the same rule
-        position = {(e.param, e.layers): i for i, e in enumerate(scatters)}
-        gathers.sort(key=lambda e: (position.get((e.param, e.layers), len(position)), e.order))
-        for index, bucket in enumerate(_pack(gathers, self._megatron_full, closes_after=True)):
-            last = max(bucket, key=lambda e: e.order)
-            for e in bucket:
-                self.gather_buckets[(id(e.op), e.layers)] = (index, e is last, bucket)
-
-    def _entry(self, op: CollectiveOp, order: int, param: str, deps: tuple, full) -> _Entry:
-        full = full.value_type if isinstance(full, TokenType) else full
-        elements = self.int(full.global_numel(), "a gradient's size")
-        return _Entry(op, tuple(self.layers), order, param, deps, self.op_cost(op).tensor_size, elements)
-
-    def _megatron_full(self, used: int, entry: _Entry) -> bool:
-        """Megatron's DistributedDataParallel closes a bucket once it holds
-        max(40M, 1M x data-parallel size) elements (its bucket_size default); here
-        max(F, F/40 x group size) for F = `zero_bucket_elements`."""
-        floor = self.options.zero_bucket_elements
-        return used >= max(floor, floor * self.space.group_size(entry.op.axis_names) // 40)
-
-    def _add_bucket(self, key: tuple, entries: list[_Entry], kind: CommType, label: str) -> None:
-        size = sum(e.bytes for e in entries)
-        axes = entries[0].op.axis_names
-        deps = tuple(sorted({d for e in entries for d in e.deps}))
-        group = self.space.group_size(axes)
-
-        def make() -> Static:
-            micros = self.cost.collective_micros(COMM_KIND_NAMES[kind], size, group)
-            return _coll_static(f"{label}.{len(entries)}", kind, size, micros, ("pg", axes, None))
-
-        static = self.static(("bucket", *key, size, axes), make)
-        nid = self.add_node(static, deps, stream=self.stream(None, axes), issue=False)
-        for e in entries:
-            self.bucketed[(id(e.op), e.layers)] = nid
-
-    def gather_bucketed(self, op: AllGatherOp, d: tuple, bucket: tuple) -> None:
-        """A member of a bucket of updated parameters: the bucket's all-gather is issued
-        at its last member, on the updates of all; each member's parameter is its result."""
-        index, last, entries = bucket
-        pending = self.pending_gathers.setdefault(index, set())
-        pending.update(d)
-        self.values[id(op.result)] = ()
-        if not last:
-            return
-        del self.pending_gathers[index]
-        axes = op.axis_names
-        size = sum(e.bytes for e in entries)
-        group = self.space.group_size(axes)
-
-        def make() -> Static:
-            micros = self.cost.collective_micros("all_gather", size, group)
-            return _coll_static(f"opt.param_bucket.{len(entries)}", CommType.ALL_GATHER, size, micros,
-                                ("pg", axes, None))
-
-        static = self.static(("bucket", "gather", index, size, axes), make)
-        nid = self.add_node(static, tuple(sorted(pending)), stream=self.stream(None, axes))
-        self.values[id(op.result)] = (nid,)
-        for e in entries:
-            self.state[(e.param, None, e.layers)] = (nid,)
-
-
-@dataclass(frozen=True, eq=False)
-class _Entry:
-    """A gradient (or updated parameter) collective of the optimizer phase, per layer."""
-
-    op: CollectiveOp
-    layers: tuple[int, ...]
-    order: int  # program order in the phase
-    param: str
-    deps: tuple  # the gradient's last writes
-    bytes: int  # the collective's comm_size
-    elements: int  # the whole gradient's
-
-
-def _pack(entries: list[_Entry], full: Callable[[int, _Entry], bool], closes_after: bool = False) -> list[list[_Entry]]:
-    """Buckets of entries in order, one open bucket per communicator. DDP's rule
-    (closes_after False): a bucket takes an entry unless `full(bytes so far, entry)`
-    says it would overflow. Megatron's (True): a bucket takes every entry and closes
-    once `full(elements so far, entry)`."""
-    buckets: list[list[_Entry]] = []
-    open_buckets: dict[tuple, list] = {}  # axes -> [used, entries]
-    for entry in entries:
-        axes = entry.op.axis_names
-        current = open_buckets.get(axes)
-        if current is None or (not closes_after and current[1] and full(current[0], entry)):
-            current = open_buckets[axes] = [0, []]
-            buckets.append(current[1])
-        current[0] += entry.elements if closes_after else entry.bytes
-        current[1].append(entry)
-        if closes_after and full(current[0], entry):
-            del open_buckets[axes]
-    return buckets
-
 
 def _group_inputs(op: GroupOp) -> list[SSAValue]:
     """The values a group's members read from outside it."""
     body = op.body.block
     return [v for m in op.members() for v in m.operands
             if not (isinstance(v.owner, Operation) and v.owner.parent_block() is body)]
-
-
-def _assigned_param(op: AllGatherOp) -> str | None:
-    """The parameter an all-gather's result is assigned to, its only use (ZeRO's
-    gather of an updated parameter)."""
-    uses = list(op.result.uses)
-    if len(uses) == 1 and isinstance(uses[0].operation, WaitOp):  # the scheduled form
-        uses = list(uses[0].operation.result.uses)
-    if len(uses) == 1 and isinstance(user := uses[0].operation, AssignOp) and user.key[1] is None:
-        return user.key[0]
-    return None
 
 
 def _category(op: Operation) -> str:

@@ -65,6 +65,12 @@ def _stg_bucket_gradients() -> type[ModulePass]:
     return StgBucketGradients
 
 
+def _stg_insert_releases() -> type[ModulePass]:
+    from stagec.passes.stg_insert_releases import StgInsertReleases
+
+    return StgInsertReleases
+
+
 def _convert_torch_to_stg() -> type[ModulePass]:
     from stagec.passes.convert_torch_to_stg import ConvertTorchToStg
 
@@ -105,6 +111,7 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "stg-fsdp-units": _stg_fsdp_units,
         "stg-bucket-gradients": _stg_bucket_gradients,
         "stg-schedule": _stg_schedule,
+        "stg-insert-releases": _stg_insert_releases,
         "canonicalize": _canonicalize,
         "cse": _cse,
         "dce": _dce,

@@ -71,6 +71,8 @@ DEFAULT_ZERO_BUCKET_ELEMENTS = 40_000_000  # Megatron DDP's bucket_size floor
 
 @dataclass(frozen=True)
 class StgBucketGradients(ModulePass):
+    """Put the optimizer's gradient collectives in DDP (bucket_mb) or Megatron ZeRO buckets, ready stg.groups."""
+
     name = "stg-bucket-gradients"
 
     bucket_mb: int | float = DEFAULT_BUCKET_MB  # 0 and 25 as well as 0.5

@@ -15,10 +15,12 @@ def scheduling_passes(*, fuse_gemms: bool = True, bucket_mb: float = DEFAULT_BUC
     from stagec.passes.stg_bucket_gradients import StgBucketGradients
     from stagec.passes.stg_fsdp_units import StgFsdpUnits
     from stagec.passes.stg_fuse_gemms import StgFuseGemms
+    from stagec.passes.stg_insert_releases import StgInsertReleases
     from stagec.passes.stg_schedule import StgSchedule
 
     passes: list[ModulePass] = [StgFuseGemms()] if fuse_gemms else []
-    return passes + [StgFsdpUnits(), StgBucketGradients(bucket_mb, zero_bucket_elements), StgSchedule()]
+    return passes + [StgFsdpUnits(), StgBucketGradients(bucket_mb, zero_bucket_elements), StgSchedule(),
+                      StgInsertReleases()]
 
 
 def schedule(module: ModuleOp, **options) -> ModuleOp:

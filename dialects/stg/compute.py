@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from abc import ABC
 from enum import auto
+from typing import ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, Float64Type, FloatAttr, I64, IntegerAttr, StringAttr, f64, i64
 from xdsl.dialects.utils import EnumAttribute
@@ -56,6 +57,8 @@ class ComputeOp(IRDLOperation, CostInterface, ABC):
 
 class DataMovementOp(ComputeOp, ABC):
     """A compute op that only moves or regroups elements: no arithmetic."""
+
+    FLOP_CATEGORY: ClassVar = "other"
 
     def flops(self) -> Expr:
         return Expr.const(0)
@@ -122,6 +125,8 @@ class EinsumOp(ComputeOp):
     """
 
     name = "stg.einsum"
+
+    FLOP_CATEGORY: ClassVar = "gemm"
 
     equation = prop_def(StringAttr)
     inputs = var_operand_def(TensorType)
@@ -246,6 +251,8 @@ class ElementwiseOp(ComputeOp):
 
     name = "stg.elementwise"
 
+    FLOP_CATEGORY: ClassVar = "elementwise"
+
     kind = prop_def(ElementwiseKindAttr)
     scalar = opt_prop_def(FloatAttr[Float64Type])
     inputs = var_operand_def(TensorType)
@@ -365,6 +372,8 @@ class ReduceOp(ComputeOp):
 
     name = "stg.reduce"
 
+    FLOP_CATEGORY: ClassVar = "elementwise"
+
     kind = prop_def(ReduceKindAttr)
     dims = prop_def(ArrayAttr[IntegerAttr])
     input = operand_def(TensorType)
@@ -412,6 +421,8 @@ class SoftmaxOp(ComputeOp):
 
     name = "stg.softmax"
 
+    FLOP_CATEGORY: ClassVar = "elementwise"
+
     dim = prop_def(IntegerAttr[I64])
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -448,6 +459,8 @@ class NormOp(ComputeOp):
     """RMSNorm or LayerNorm over the last dim: `stg.norm rms %x, %w {eps = ...}`."""
 
     name = "stg.norm"
+
+    FLOP_CATEGORY: ClassVar = "elementwise"
 
     kind = prop_def(NormKindAttr)
     input = operand_def(TensorType)

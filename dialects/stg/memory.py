@@ -51,6 +51,8 @@ class _TransferOp(IRDLOperation, CostInterface):
     is_async = opt_prop_def(UnitAttr, prop_name="async")
     traits = traits_def(MeshAxesDeclared())
     TARGET_KIND: ClassVar[type[DistributedTensorType]]
+    # A copy does no arithmetic.
+    FLOP_CATEGORY: ClassVar = "other"
 
     def __init__(self, input, is_async: bool = False):
         src = input.type

@@ -3,6 +3,8 @@ MoE dispatch/combine, and opaque ops."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from xdsl.dialects.builtin import I64, IntegerAttr, IntegerType, StringAttr, UnitAttr, i64
 from xdsl.irdl import (
     irdl_op_definition,
@@ -40,6 +42,8 @@ class AttentionOp(ComputeOp):
     """
 
     name = "stg.attention"
+
+    FLOP_CATEGORY: ClassVar = "attention"
 
     query = operand_def(TensorType)
     key = operand_def(TensorType)
@@ -209,6 +213,8 @@ class CrossEntropyOp(ComputeOp):
 
     name = "stg.cross_entropy"
 
+    FLOP_CATEGORY: ClassVar = "elementwise"
+
     logits = operand_def(TensorType)
     labels = operand_def(TensorType)
     result = result_def(TensorType)
@@ -254,6 +260,8 @@ class SsmScanOp(ComputeOp):
     The scanned dim is whole on every rank."""
 
     name = "stg.ssm_scan"
+
+    FLOP_CATEGORY: ClassVar = "elementwise"
 
     decay = operand_def(TensorType)
     input = operand_def(TensorType)
@@ -364,6 +372,8 @@ class MoeCombineOp(_MoeOp):
 
     name = "stg.moe_combine"
 
+    FLOP_CATEGORY: ClassVar = "other"
+
     experts = operand_def(TensorType)
     scores = operand_def(TensorType)
     normalize = opt_prop_def(UnitAttr)
@@ -399,6 +409,8 @@ class OpaqueOp(ComputeOp):
     `stg.opaque "fused_kernel" (%a) flops <2*B*H> bytes <4*B*H> : (T) -> (T)`."""
 
     name = "stg.opaque"
+
+    FLOP_CATEGORY: ClassVar = "other"
 
     callee = prop_def(StringAttr)
     flop_count = prop_def(ExprAttr)

@@ -73,7 +73,6 @@ from stagec.dialects.stg.comm import (
     AllReduceOp,
     AllReduceStagesOp,
     AllToAllOp,
-    BroadcastOp,
     CollectiveOp,
     LocalSliceOp,
     RecvOp,
@@ -85,11 +84,10 @@ from stagec.dialects.stg.compute import EinsumOp, ElementwiseOp
 from stagec.dialects.stg.cost import CostInterface
 from stagec.dialects.stg.memory import ReleaseOp, WaitOp
 from stagec.dialects.stg.mesh import MeshOp
-from stagec.dialects.stg.model_ops import AttentionOp, CrossEntropyOp
+from stagec.dialects.stg.model_ops import CrossEntropyOp
 from stagec.dialects.stg.shape_ops import FillOp, ReshapeOp, SplitOp
 from stagec.dialects.stg.state import AssignOp, InputOp, OptimizerStateOp, ParamOp, StateOp
 from stagec.dialects.stg.structure import LoopOp, PhaseOp, RepeatOp, YieldOp
-from stagec.dialects.stg.training import VjpOp
 from stagec.dialects.symbolic import Expr, SymbolicError
 from stagec.runtime.chakra.ranks import RankSpace
 from stagec.runtime.chakra.schema import CommType, NodeType
@@ -125,14 +123,10 @@ class EmitOptions:
     workers: int = 0  # processes writing files; 0: one per core (at most 8)
 
 
-_COLL_TYPE = {
-    AllReduceOp: CommType.ALL_REDUCE,
-    AllReduceStagesOp: CommType.ALL_REDUCE,
-    AllGatherOp: CommType.ALL_GATHER,
-    ReduceScatterOp: CommType.REDUCE_SCATTER,
-    AllToAllOp: CommType.ALL_TO_ALL,
-    BroadcastOp: CommType.BROADCAST,
-}
+def _coll_type(op: Operation) -> CommType:
+    return CommType[op.COLLECTIVE_KIND.upper()]
+
+
 COMM_KIND_NAMES = {
     CommType.ALL_REDUCE: "all_reduce",
     CommType.ALL_GATHER: "all_gather",
@@ -713,7 +707,7 @@ class _Expander:
         if self.space.group_size(axes) == 1:
             self.group_values[id(group)] = d
             return
-        comm_type = _COLL_TYPE[type(first)]
+        comm_type = _coll_type(first)
 
         def make() -> Static:
             size = sum(self.op_cost(m).tensor_size for m in group.members)
@@ -808,7 +802,7 @@ class _Expander:
 
         def make() -> Static:
             c = self.op_cost(op)
-            return _coll_static(self.label(op), _COLL_TYPE[type(op)], c.tensor_size, c.micros, ("pg", axes, among))
+            return _coll_static(self.label(op), _coll_type(op), c.tensor_size, c.micros, ("pg", axes, among))
 
         static = self.static(("op", id(op), self.phase), make)
         nid = self.add_node(static, d, stream=("coll", frozenset(axes), among))
@@ -989,14 +983,9 @@ def _assigned_param(op: AllGatherOp) -> str | None:
 
 
 def _category(op: Operation) -> str:
-    from stagec.passes.analysis.accounting import category
+    from stagec.dialects.stg.cost import flop_category
 
-    if isinstance(op, VjpOp):
-        inner = [o for o in op.forward_ops if isinstance(o, CostInterface)]
-        if any(isinstance(o, AttentionOp) for o in inner):
-            return "attention"
-        return category(inner[0]) if inner else "other"
-    return category(op)
+    return flop_category(op)
 
 
 def _comp_static(label: str, category: str, num_ops: int, size: int, micros: float) -> Static:

@@ -43,6 +43,7 @@ from stagec.dialects.stg.distribution import (
     unify_letters,
 )
 from stagec.dialects.stg.mesh import MeshAxesDeclared
+from stagec.dialects.stg.sharding import Linearity, ShardingInterface, Signature, letters
 from stagec.dialects.symbolic import Expr, product
 
 
@@ -116,7 +117,7 @@ def parse_equation(equation: str, ranks: list[int]) -> tuple[list[str], str]:
 
 
 @irdl_op_definition
-class EinsumOp(ComputeOp):
+class EinsumOp(ComputeOp, ShardingInterface):
     """Tensor contraction in einsum notation: `stg.einsum "bh,hf->bf" %x, %w`.
 
     A contracted index split over axes makes the result a partial sum over them
@@ -170,6 +171,11 @@ class EinsumOp(ComputeOp):
             size / product(Expr.sym(a) for a in layout.splits[letter])
             for letter, size in layout.sizes.items()
         )
+
+    def sharding_signature(self) -> Signature:
+        subs, out = parse_equation(self.equation.data, [tensor_type(v).rank for v in self.inputs])
+        return Signature(list(subs), [out], Linearity.MULTILINEAR, slices_locally=True)
+
 
 
 # -- elementwise -------------------------------------------------------------------------
@@ -245,7 +251,7 @@ class ElementwiseKindAttr(EnumAttribute[ElementwiseKind], SpacedOpaqueSyntaxAttr
 
 
 @irdl_op_definition
-class ElementwiseOp(ComputeOp):
+class ElementwiseOp(ComputeOp, ShardingInterface):
     """An elementwise op, numpy-broadcasting trailing dims: `stg.elementwise gelu %h`,
     `stg.elementwise scale %x by 0.125`."""
 
@@ -340,6 +346,34 @@ class ElementwiseOp(ComputeOp):
     def flops(self) -> Expr:
         return ELEMENTWISE_FLOPS[self.kind.data] * tensor_type(self.result).local_numel()
 
+    def sharding_signature(self) -> Signature:
+        out = tensor_type(self.result)
+        names = letters(out.rank)
+        subs = []
+        unsplit: set[str] = set()
+        for value in self.inputs:
+            ty = tensor_type(value)
+            sub = ""
+            for letter, size in zip(names[out.rank - ty.rank :], ty.shape):
+                if size == 1 and out.shape[names.index(letter)] != 1:
+                    # a broadcast dim is its own letter, and stays whole
+                    sub += letter.upper()
+                    unsplit.add(letter.upper())
+                else:
+                    sub += letter
+            subs.append(sub)
+        kind = self.kind.data
+        if kind in ADDITIVE:
+            linearity = Linearity.ADDITIVE
+        elif kind in UNARY_LINEAR or kind == E.DIV:
+            linearity = Linearity.FIRST
+        elif kind in MULTIPLICATIVE:
+            linearity = Linearity.MULTILINEAR
+        else:
+            linearity = Linearity.NONE
+        return Signature(subs, [names], linearity, unsplit=unsplit, slices_locally=True)
+
+
 
 # -- reductions and normalisations -----------------------------------------------------
 
@@ -366,7 +400,7 @@ def check_dims(what: str, dims: list[int], rank: int) -> None:
 
 
 @irdl_op_definition
-class ReduceOp(ComputeOp):
+class ReduceOp(ComputeOp, ShardingInterface):
     """Reduces dims away: `stg.reduce sum %x dims [1]`. A sum over a split dim leaves a
     partial sum over its axes; max/min need the dim whole."""
 
@@ -414,9 +448,17 @@ class ReduceOp(ComputeOp):
     def flops(self) -> Expr:
         return tensor_type(self.input).local_numel()
 
+    def sharding_signature(self) -> Signature:
+        names = letters(tensor_type(self.input).rank)
+        kept = "".join(c for i, c in enumerate(names) if i not in self.dim_list)
+        if self.kind.data in (ReduceKind.MAX, ReduceKind.MIN):
+            return Signature([names], [kept], Linearity.NONE, unsplit={names[d] for d in self.dim_list})
+        return Signature([names], [kept], Linearity.FIRST)
+
+
 
 @irdl_op_definition
-class SoftmaxOp(ComputeOp):
+class SoftmaxOp(ComputeOp, ShardingInterface):
     """Softmax along one dim, which must be whole on every rank."""
 
     name = "stg.softmax"
@@ -443,6 +485,11 @@ class SoftmaxOp(ComputeOp):
         # max, subtract, exp, sum, divide
         return 5 * tensor_type(self.input).local_numel()
 
+    def sharding_signature(self) -> Signature:
+        names = letters(tensor_type(self.input).rank)
+        return Signature([names], [names], unsplit={names[self.dim.value.data]})
+
+
 
 class NormKind(StrEnum):
     RMS = auto()
@@ -455,7 +502,7 @@ class NormKindAttr(EnumAttribute[NormKind], SpacedOpaqueSyntaxAttribute):
 
 
 @irdl_op_definition
-class NormOp(ComputeOp):
+class NormOp(ComputeOp, ShardingInterface):
     """RMSNorm or LayerNorm over the last dim: `stg.norm rms %x, %w {eps = ...}`."""
 
     name = "stg.norm"
@@ -504,3 +551,8 @@ class NormOp(ComputeOp):
     def flops(self) -> Expr:
         per_element = 4 if self.kind.data == NormKind.RMS else 7
         return per_element * tensor_type(self.input).local_numel()
+
+    def sharding_signature(self) -> Signature:
+        names = letters(tensor_type(self.input).rank)
+        return Signature([names] + [names[-1]] * (len(self.operands) - 1), [names], unsplit={names[-1]})
+

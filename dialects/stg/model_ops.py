@@ -22,6 +22,7 @@ from xdsl.utils.exceptions import VerifyException
 from stagec.dialects.stg.attributes import DistributedTensorType, ExprAttr, TensorType
 from stagec.dialects.stg.compute import ComputeOp, DataMovementOp, check_dims, tensor_type
 from stagec.dialects.stg.distribution import check_result, require_no_partial, require_unsplit
+from stagec.dialects.stg.sharding import Linearity, ShardingInterface, Signature, letters
 from stagec.dialects.stg.syntax import parse_expr
 from stagec.dialects.symbolic import Expr
 
@@ -30,7 +31,7 @@ from stagec.dialects.symbolic import Expr
 
 
 @irdl_op_definition
-class AttentionOp(ComputeOp):
+class AttentionOp(ComputeOp, ShardingInterface):
     """Fused scaled-dot-product attention over [batch, seq, heads, head_dim] tensors.
 
     q: [b, s, heads, d], k: [b, t, kv_heads, d], v: [b, t, kv_heads, e] -> [b, s, heads, e].
@@ -150,6 +151,10 @@ class AttentionOp(ComputeOp):
         # products to the forward's two.
         return self.flops() * 5 / 2
 
+    def sharding_signature(self) -> Signature:
+        return Signature(["bsnd", "btmd", "btme"], ["bsne"], unsplit={"t", "d", "e"}, tied=[{"n", "m"}])
+
+
 
 # -- embedding and loss ------------------------------------------------------------------
 
@@ -160,7 +165,7 @@ def _require_integer(what: str, ty: DistributedTensorType, role: str) -> None:
 
 
 @irdl_op_definition
-class EmbeddingOp(DataMovementOp):
+class EmbeddingOp(DataMovementOp, ShardingInterface):
     """Looks up rows of a [vocab, hidden] table. A vocab split over axes leaves a partial
     sum over them (Megatron's vocab-parallel embedding: each rank fills its own rows)."""
 
@@ -200,9 +205,14 @@ class EmbeddingOp(DataMovementOp):
         # the table gradient scatter-adds one hidden row per token
         return tensor_type(self.result).local_numel()
 
+    def sharding_signature(self) -> Signature:
+        ids = letters(tensor_type(self.indices).rank, start="abcdefg")
+        return Signature(["vh", ids], [ids + "h"], Linearity.FIRST)
+
+
 
 @irdl_op_definition
-class CrossEntropyOp(ComputeOp):
+class CrossEntropyOp(ComputeOp, ShardingInterface):
     """Mean token cross-entropy of logits [..., vocab] against integer labels [...].
 
     The mean is over all tokens of the global batch, so ranks holding a slice of the
@@ -252,9 +262,14 @@ class CrossEntropyOp(ComputeOp):
         per_token = tensor_type(self.labels).local_numel() * 4
         return [("all_reduce", axes, per_token)] * 3
 
+    def sharding_signature(self) -> Signature:
+        tokens = letters(tensor_type(self.labels).rank)
+        return Signature([tokens + "v", tokens], [""], Linearity.NONE, combined={"v"})
+
+
 
 @irdl_op_definition
-class SsmScanOp(ComputeOp):
+class SsmScanOp(ComputeOp, ShardingInterface):
     """The selective-scan recurrence of a state-space model (stage.md Table X, pscan):
     h[t] = decay[t] * h[t-1] + input[t] along `dim`, e.g. over [B, S, D, P] with dim 1.
     The scanned dim is whole on every rank."""
@@ -289,6 +304,11 @@ class SsmScanOp(ComputeOp):
 
     def flops(self) -> Expr:
         return 2 * tensor_type(self.input).local_numel()
+
+    def sharding_signature(self) -> Signature:
+        names = letters(tensor_type(self.input).rank)
+        return Signature([names, names], [names], unsplit={names[self.dim.value.data]})
+
 
 
 def _token_dims(what: str, tokens: TensorType, scores: TensorType, experts: TensorType) -> None:
@@ -332,7 +352,7 @@ class _MoeOp(ComputeOp):
 
 
 @irdl_op_definition
-class MoeDispatchOp(_MoeOp, DataMovementOp):
+class MoeDispatchOp(_MoeOp, DataMovementOp, ShardingInterface):
     """Routes each token to its top-k experts' capacity buffers:
     tokens [T, H], scores [T, E] -> [E, C, H] (C = the capacity per expert).
 
@@ -361,9 +381,13 @@ class MoeDispatchOp(_MoeOp, DataMovementOp):
         self._check_top_k(out.shape[0])
         require_no_partial("moe_dispatch", out, "result")
 
+    def sharding_signature(self) -> Signature:
+        return Signature(["th", "te"], ["ech"], unsplit={"e"}, tied=[{"t", "c"}])
+
+
 
 @irdl_op_definition
-class MoeCombineOp(_MoeOp):
+class MoeCombineOp(_MoeOp, ShardingInterface):
     """Sums each token's top-k expert outputs weighted by its router scores:
     buffers [E, C, H], scores [T, E] -> [T, H], routed as moe_dispatch routes. The
     weight of expert e for token t is scores[t, e], or with `normalize` scores[t, e]
@@ -401,6 +425,10 @@ class MoeCombineOp(_MoeOp):
     def flops(self) -> Expr:
         # a multiply-add per hidden element for each of a token's k experts
         return 2 * self.top_k.value.data * tensor_type(self.result).local_numel()
+
+    def sharding_signature(self) -> Signature:
+        return Signature(["ech", "te"], ["th"], Linearity.FIRST, unsplit={"e"}, tied=[{"t", "c"}])
+
 
 
 @irdl_op_definition

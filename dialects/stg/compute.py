@@ -9,12 +9,14 @@ is 2 FLOPs; elementwise ops count the per-element work in ELEMENTWISE_FLOPS.
 from __future__ import annotations
 
 from abc import ABC
+from collections.abc import Callable
 from enum import auto
+from functools import cache
 from typing import ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, Float64Type, FloatAttr, I64, IntegerAttr, StringAttr, f64, i64
 from xdsl.dialects.utils import EnumAttribute
-from xdsl.ir import SpacedOpaqueSyntaxAttribute
+from xdsl.ir import SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
@@ -44,6 +46,17 @@ from stagec.dialects.stg.distribution import (
 )
 from stagec.dialects.stg.mesh import MeshAxesDeclared
 from stagec.dialects.stg.sharding import Linearity, ShardingInterface, Signature, letters
+from stagec.dialects.stg.vjp import (
+    AutodiffError,
+    Cotangents,
+    Emitter,
+    FusedVjp,
+    VjpInterface,
+    elementwise,
+    is_differentiable,
+    like,
+    unbroadcast,
+)
 from stagec.dialects.symbolic import Expr, product
 
 
@@ -117,7 +130,7 @@ def parse_equation(equation: str, ranks: list[int]) -> tuple[list[str], str]:
 
 
 @irdl_op_definition
-class EinsumOp(ComputeOp, ShardingInterface):
+class EinsumOp(ComputeOp, ShardingInterface, VjpInterface):
     """Tensor contraction in einsum notation: `stg.einsum "bh,hf->bf" %x, %w`.
 
     A contracted index split over axes makes the result a partial sum over them
@@ -175,6 +188,29 @@ class EinsumOp(ComputeOp, ShardingInterface):
     def sharding_signature(self) -> Signature:
         subs, out = parse_equation(self.equation.data, [tensor_type(v).rank for v in self.inputs])
         return Signature(list(subs), [out], Linearity.MULTILINEAR, slices_locally=True)
+
+    def vjp(self, em: Emitter, cotangents: Cotangents) -> Cotangents:
+        """d operand_i = einsum(out, other operands -> subs_i) of the result's cotangent."""
+        (ct,) = cotangents
+        operands = list(self.inputs)
+        subs, out = parse_equation(self.equation.data, [v.type.rank for v in operands])
+        grads: Cotangents = []
+        for i, (sub, value) in enumerate(zip(subs, operands)):
+            if not is_differentiable(value):
+                grads.append(None)
+                continue
+            others = [j for j in range(len(operands)) if j != i]
+            if lonely := set(sub) - set(out) - {c for j in others for c in subs[j]}:
+                raise AutodiffError(
+                    self,
+                    f"einsum '{self.equation.data}': index '{sorted(lonely)[0]}' of operand #{i} is summed "
+                    "without appearing elsewhere; write the sum as a stg.reduce",
+                )
+            equation = ",".join([out, *(subs[j] for j in others)]) + "->" + sub
+            inputs = [ct, *(em.primal(operands[j]) for j in others)]
+            grads.append(em.emit(EinsumOp(equation, inputs, like(value.type))).results[0])
+        return grads
+
 
 
 
@@ -243,6 +279,15 @@ ARITY: dict[ElementwiseKind, int] = {
 ADDITIVE = {E.ADD, E.SUB}
 UNARY_LINEAR = {E.NEG, E.SCALE, E.CAST, E.COPY, E.DROPOUT}
 MULTIPLICATIVE = {E.MUL, E.ROTARY}
+# An activation's gradient is its *_grad kind applied to (dy, x).
+ACTIVATION_GRADS = {
+    E.TANH: E.TANH_GRAD,
+    E.SIGMOID: E.SIGMOID_GRAD,
+    E.RELU: E.RELU_GRAD,
+    E.GELU: E.GELU_GRAD,
+    E.SILU: E.SILU_GRAD,
+    E.SOFTPLUS: E.SOFTPLUS_GRAD,
+}
 
 
 @irdl_attr_definition
@@ -251,7 +296,7 @@ class ElementwiseKindAttr(EnumAttribute[ElementwiseKind], SpacedOpaqueSyntaxAttr
 
 
 @irdl_op_definition
-class ElementwiseOp(ComputeOp, ShardingInterface):
+class ElementwiseOp(ComputeOp, ShardingInterface, VjpInterface):
     """An elementwise op, numpy-broadcasting trailing dims: `stg.elementwise gelu %h`,
     `stg.elementwise scale %x by 0.125`."""
 
@@ -373,6 +418,72 @@ class ElementwiseOp(ComputeOp, ShardingInterface):
             linearity = Linearity.NONE
         return Signature(subs, [names], linearity, unsplit=unsplit, slices_locally=True)
 
+    def vjp(self, em: Emitter, cotangents: Cotangents) -> Cotangents:
+        (ct,) = cotangents
+        kind = self.kind.data
+        xs = list(self.inputs)
+        out_ty = self.result.type
+
+        def ew(k: E, *inputs, scalar: float | None = None) -> SSAValue:
+            return elementwise(em, k, inputs, out_ty, scalar)
+
+        def y() -> SSAValue:
+            return em.primal(self.result)
+
+        def x(i: int = 0) -> SSAValue:
+            return em.primal(xs[i])
+
+        def wanted(i: int) -> bool:
+            return is_differentiable(xs[i]) and em.is_active(xs[i])
+
+        # Each entry makes one operand's gradient, only if that operand needs one.
+        makers: list[Callable[[], SSAValue] | None]
+        match kind:
+            case E.ADD:
+                makers = [lambda: ct, lambda: ct]
+            case E.SUB:
+                makers = [lambda: ct, lambda: ew(E.NEG, ct)]
+            case E.MUL:
+                makers = [lambda: ew(E.MUL, ct, x(1)), lambda: ew(E.MUL, ct, x(0))]
+            case E.DIV:
+                quotient = cache(lambda: ew(E.DIV, ct, x(1)))  # d/da, reused by d/db
+                makers = [quotient, lambda: ew(E.NEG, ew(E.MUL, quotient(), y()))]
+            case E.NEG:
+                makers = [lambda: ew(E.NEG, ct)]
+            case E.SCALE:
+                makers = [lambda: ew(E.SCALE, ct, scalar=self.scalar_value)]
+            case E.COPY:
+                makers = [lambda: ct]
+            case E.CAST:
+                makers = [lambda: elementwise(em, E.CAST, [ct], like(out_ty, element_type=xs[0].type.element_type))]
+            case E.EXP:
+                makers = [lambda: ew(E.MUL, ct, y())]
+            case E.LOG:
+                makers = [lambda: ew(E.DIV, ct, x())]
+            case E.SQRT:
+                makers = [lambda: ew(E.SCALE, ew(E.DIV, ct, y()), scalar=0.5)]
+            case E.RSQRT:
+                makers = [lambda: ew(E.SCALE, ew(E.MUL, ct, ew(E.MUL, y(), ew(E.SQUARE, y()))), scalar=-0.5)]
+            case E.SQUARE:
+                makers = [lambda: ew(E.SCALE, ew(E.MUL, ct, x()), scalar=2.0)]
+            case E.RECIPROCAL:
+                makers = [lambda: ew(E.NEG, ew(E.MUL, ct, ew(E.SQUARE, y())))]
+            case E.ROTARY:
+                if wanted(1):
+                    raise AutodiffError(self, "rotary: the angles cannot depend on parameters")
+                # A rotation is orthogonal: its transpose rotates by -theta (rotate_half
+                # pairs d with d + D/2, whose angles are equal by the convention above).
+                makers = [lambda: ew(E.ROTARY, ct, elementwise(em, E.NEG, [x(1)], xs[1].type)), None]
+            case _ if kind in ACTIVATION_GRADS:
+                makers = [lambda: ew(ACTIVATION_GRADS[kind], ct, x())]
+            case _:
+                raise AutodiffError(self, f"elementwise {kind} has no gradient in stg-autodiff")
+        return [
+            unbroadcast(em, make(), v.type) if make is not None and wanted(i) else None
+            for i, (make, v) in enumerate(zip(makers, xs))
+        ]
+
+
 
 
 # -- reductions and normalisations -----------------------------------------------------
@@ -400,7 +511,7 @@ def check_dims(what: str, dims: list[int], rank: int) -> None:
 
 
 @irdl_op_definition
-class ReduceOp(ComputeOp, ShardingInterface):
+class ReduceOp(ComputeOp, ShardingInterface, VjpInterface):
     """Reduces dims away: `stg.reduce sum %x dims [1]`. A sum over a split dim leaves a
     partial sum over its axes; max/min need the dim whole."""
 
@@ -455,10 +566,23 @@ class ReduceOp(ComputeOp, ShardingInterface):
             return Signature([names], [kept], Linearity.NONE, unsplit={names[d] for d in self.dim_list})
         return Signature([names], [kept], Linearity.FIRST)
 
+    def vjp(self, em: Emitter, cotangents: Cotangents) -> Cotangents:
+        from stagec.dialects.stg.shape_ops import ReshapeOp
+
+        (ct,) = cotangents
+        src = self.input.type
+        dims = self.dim_list
+        if self.kind.data != ReduceKind.SUM:
+            raise AutodiffError(self, f"reduce {self.kind.data} has no gradient in stg-autodiff; use sum")
+        kept_as_one = [Expr.const(1) if i in dims else s for i, s in enumerate(src.shape)]
+        expanded = em.emit(ReshapeOp(ct, like(ct.type, kept_as_one))).results[0]
+        return [elementwise(em, E.COPY, [expanded], like(src, element_type=ct.type.element_type))]
+
+
 
 
 @irdl_op_definition
-class SoftmaxOp(ComputeOp, ShardingInterface):
+class SoftmaxOp(ComputeOp, ShardingInterface, FusedVjp):
     """Softmax along one dim, which must be whole on every rank."""
 
     name = "stg.softmax"
@@ -502,7 +626,7 @@ class NormKindAttr(EnumAttribute[NormKind], SpacedOpaqueSyntaxAttribute):
 
 
 @irdl_op_definition
-class NormOp(ComputeOp, ShardingInterface):
+class NormOp(ComputeOp, ShardingInterface, FusedVjp):
     """RMSNorm or LayerNorm over the last dim: `stg.norm rms %x, %w {eps = ...}`."""
 
     name = "stg.norm"

@@ -24,6 +24,7 @@ from stagec.dialects.stg.compute import ComputeOp, DataMovementOp, check_dims, t
 from stagec.dialects.stg.distribution import check_result, require_no_partial, require_unsplit
 from stagec.dialects.stg.sharding import Linearity, ShardingInterface, Signature, letters
 from stagec.dialects.stg.syntax import parse_expr
+from stagec.dialects.stg.vjp import FusedVjp
 from stagec.dialects.symbolic import Expr
 
 
@@ -31,7 +32,7 @@ from stagec.dialects.symbolic import Expr
 
 
 @irdl_op_definition
-class AttentionOp(ComputeOp, ShardingInterface):
+class AttentionOp(ComputeOp, ShardingInterface, FusedVjp):
     """Fused scaled-dot-product attention over [batch, seq, heads, head_dim] tensors.
 
     q: [b, s, heads, d], k: [b, t, kv_heads, d], v: [b, t, kv_heads, e] -> [b, s, heads, e].
@@ -165,7 +166,7 @@ def _require_integer(what: str, ty: DistributedTensorType, role: str) -> None:
 
 
 @irdl_op_definition
-class EmbeddingOp(DataMovementOp, ShardingInterface):
+class EmbeddingOp(DataMovementOp, ShardingInterface, FusedVjp):
     """Looks up rows of a [vocab, hidden] table. A vocab split over axes leaves a partial
     sum over them (Megatron's vocab-parallel embedding: each rank fills its own rows)."""
 
@@ -212,7 +213,7 @@ class EmbeddingOp(DataMovementOp, ShardingInterface):
 
 
 @irdl_op_definition
-class CrossEntropyOp(ComputeOp, ShardingInterface):
+class CrossEntropyOp(ComputeOp, ShardingInterface, FusedVjp):
     """Mean token cross-entropy of logits [..., vocab] against integer labels [...].
 
     The mean is over all tokens of the global batch, so ranks holding a slice of the
@@ -269,7 +270,7 @@ class CrossEntropyOp(ComputeOp, ShardingInterface):
 
 
 @irdl_op_definition
-class SsmScanOp(ComputeOp, ShardingInterface):
+class SsmScanOp(ComputeOp, ShardingInterface, FusedVjp):
     """The selective-scan recurrence of a state-space model (stage.md Table X, pscan):
     h[t] = decay[t] * h[t-1] + input[t] along `dim`, e.g. over [B, S, D, P] with dim 1.
     The scanned dim is whole on every rank."""
@@ -352,7 +353,7 @@ class _MoeOp(ComputeOp):
 
 
 @irdl_op_definition
-class MoeDispatchOp(_MoeOp, DataMovementOp, ShardingInterface):
+class MoeDispatchOp(_MoeOp, DataMovementOp, ShardingInterface, FusedVjp):
     """Routes each token to its top-k experts' capacity buffers:
     tokens [T, H], scores [T, E] -> [E, C, H] (C = the capacity per expert).
 
@@ -362,6 +363,9 @@ class MoeDispatchOp(_MoeOp, DataMovementOp, ShardingInterface):
     (GShard's capacity). Unused slots are zero."""
 
     name = "stg.moe_dispatch"
+
+    # the scores only select experts; dispatch scales nothing by them
+    NO_GRADIENT_OPERANDS: ClassVar = (1,)
 
     tokens = operand_def(TensorType)
     scores = operand_def(TensorType)
@@ -387,7 +391,7 @@ class MoeDispatchOp(_MoeOp, DataMovementOp, ShardingInterface):
 
 
 @irdl_op_definition
-class MoeCombineOp(_MoeOp, ShardingInterface):
+class MoeCombineOp(_MoeOp, ShardingInterface, FusedVjp):
     """Sums each token's top-k expert outputs weighted by its router scores:
     buffers [E, C, H], scores [T, E] -> [T, H], routed as moe_dispatch routes. The
     weight of expert e for token t is scores[t, e], or with `normalize` scores[t, e]
@@ -439,6 +443,7 @@ class OpaqueOp(ComputeOp):
     name = "stg.opaque"
 
     FLOP_CATEGORY: ClassVar = "other"
+    NO_GRADIENT: ClassVar = "it carries only a cost, no semantics to differentiate"
 
     callee = prop_def(StringAttr)
     flop_count = prop_def(ExprAttr)

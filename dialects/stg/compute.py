@@ -248,6 +248,7 @@ class ElementwiseKind(StrEnum):
     TANH_GRAD = auto()
     SOFTPLUS = auto()
     SOFTPLUS_GRAD = auto()
+    SWIGLU = auto()
 
 
 E = ElementwiseKind
@@ -258,20 +259,22 @@ E = ElementwiseKind
 #    (rotate_half(x) = cat(-x2, x1) of its halves, Hugging Face's convention); theta
 #    broadcasts to x, e.g. [S, 1, D] against [B, S, N, D], and may have a wider float
 #    type than x (f32 angles for a bf16 x; the result has x's type);
-#  - k_grad(dy, x) = dy * k'(x), x being the forward input (gelu: the tanh form).
+#  - k_grad(dy, x) = dy * k'(x), x being the forward input (gelu: the tanh form);
+#  - swiglu(gate, up) = silu(gate) * up, Llama's MLP activation (Shazeer 2020).
 # FLOPs per output element. Transcendentals count 1 (one SFU instruction); gelu is the
 # tanh approximation (~8 ops), silu = x * sigmoid(x) (~4); rotary = 2 mul + 1 add per
-# element of the rotated pair; *_grad multiply the upstream gradient by the derivative.
+# element of the rotated pair; *_grad multiply the upstream gradient by the derivative;
+# swiglu = silu (4) + the product (1).
 ELEMENTWISE_FLOPS: dict[ElementwiseKind, int] = {
     E.ADD: 1, E.SUB: 1, E.MUL: 1, E.DIV: 1, E.MAX: 1, E.MIN: 1, E.NEG: 1, E.SCALE: 1,
     E.CAST: 0, E.COPY: 0, E.EXP: 1, E.LOG: 1, E.SQRT: 1, E.RSQRT: 1, E.SQUARE: 1,
     E.RECIPROCAL: 1, E.TANH: 1, E.SIGMOID: 3, E.RELU: 1, E.GELU: 8, E.SILU: 4,
     E.DROPOUT: 2, E.ROTARY: 3, E.RELU_GRAD: 2, E.GELU_GRAD: 12, E.SILU_GRAD: 7,
-    E.SIGMOID_GRAD: 3, E.TANH_GRAD: 3, E.SOFTPLUS: 3, E.SOFTPLUS_GRAD: 4,
+    E.SIGMOID_GRAD: 3, E.TANH_GRAD: 3, E.SOFTPLUS: 3, E.SOFTPLUS_GRAD: 4, E.SWIGLU: 5,
 }
 ARITY: dict[ElementwiseKind, int] = {
     k: 2
-    for k in (E.ADD, E.SUB, E.MUL, E.DIV, E.MAX, E.MIN, E.ROTARY)
+    for k in (E.ADD, E.SUB, E.MUL, E.DIV, E.MAX, E.MIN, E.ROTARY, E.SWIGLU)
     + (E.RELU_GRAD, E.GELU_GRAD, E.SILU_GRAD, E.SIGMOID_GRAD, E.TANH_GRAD, E.SOFTPLUS_GRAD)
 }
 # How partial sums pass through: sums of partial sums are partial sums, and so are
@@ -474,6 +477,12 @@ class ElementwiseOp(ComputeOp, ShardingInterface, VjpInterface):
                 # A rotation is orthogonal: its transpose rotates by -theta (rotate_half
                 # pairs d with d + D/2, whose angles are equal by the convention above).
                 makers = [lambda: ew(E.ROTARY, ct, elementwise(em, E.NEG, [x(1)], xs[1].type)), None]
+            case E.SWIGLU:
+                # d gate = dy * up * silu'(gate); d up = dy * silu(gate)
+                makers = [
+                    lambda: ew(E.SILU_GRAD, ew(E.MUL, ct, x(1)), x(0)),
+                    lambda: ew(E.MUL, ct, ew(E.SILU, x(0))),
+                ]
             case _ if kind in ACTIVATION_GRADS:
                 makers = [lambda: ew(ACTIVATION_GRADS[kind], ct, x())]
             case _:

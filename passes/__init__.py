@@ -41,6 +41,36 @@ def _stg_shard() -> type[ModulePass]:
     return StgShard
 
 
+def _stg_fuse_gemms() -> type[ModulePass]:
+    from stagec.passes.stg_fuse_gemms import StgFuseGemms
+
+    return StgFuseGemms
+
+
+def _stg_fsdp_units() -> type[ModulePass]:
+    from stagec.passes.stg_fsdp_units import StgFsdpUnits
+
+    return StgFsdpUnits
+
+
+def _stg_schedule() -> type[ModulePass]:
+    from stagec.passes.stg_schedule import StgSchedule
+
+    return StgSchedule
+
+
+def _stg_bucket_gradients() -> type[ModulePass]:
+    from stagec.passes.stg_bucket_gradients import StgBucketGradients
+
+    return StgBucketGradients
+
+
+def _stg_insert_releases() -> type[ModulePass]:
+    from stagec.passes.stg_insert_releases import StgInsertReleases
+
+    return StgInsertReleases
+
+
 def _convert_torch_to_stg() -> type[ModulePass]:
     from stagec.passes.convert_torch_to_stg import ConvertTorchToStg
 
@@ -77,6 +107,11 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "stg-instantiate": _stg_instantiate,
         "stg-shard": _stg_shard,
         "stg-pipeline": _stg_pipeline,
+        "stg-fuse-gemms": _stg_fuse_gemms,
+        "stg-fsdp-units": _stg_fsdp_units,
+        "stg-bucket-gradients": _stg_bucket_gradients,
+        "stg-schedule": _stg_schedule,
+        "stg-insert-releases": _stg_insert_releases,
         "canonicalize": _canonicalize,
         "cse": _cse,
         "dce": _dce,

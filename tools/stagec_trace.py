@@ -148,7 +148,12 @@ def build_module(args: argparse.Namespace, micro_batches: int):
             StgPipeline(pp=args.pp, schedule=args.schedule, seq_len=args.seq).apply(make_context(), module)
         except PassError as error:
             raise UsageError(f"stg-pipeline: {error}") from None
-    return module
+    from stagec.passes.schedule.pipeline import schedule
+
+    try:
+        return schedule(module, fuse_gemms=not args.no_gemm_fusion, bucket_mb=args.bucket_mb)
+    except PassError as error:
+        raise UsageError(str(error)) from None
 
 
 def _cost_model(args: argparse.Namespace):
@@ -171,7 +176,6 @@ def run(args: argparse.Namespace) -> None:
     bindings = {"B": args.micro_batch * replicas, "S": args.seq, "M": micro_batches}
     options = EmitOptions(
         iterations=args.iterations, optimizer=not args.no_optimizer,
-        bucket_bytes=int(args.bucket_mb * 2**20), fuse_gemms=not args.no_gemm_fusion,
         prefix=args.prefix, workers=args.workers or 0,
     )
     try:

@@ -66,6 +66,7 @@ from stagec.dialects.stg.structure import (
     RepeatOp,
     YieldOp,
 )
+from stagec.dialects.stg.schedule import GroupOp
 from stagec.dialects.stg.training import AdamOp, SgdOp, VjpOp
 
 STG = Dialect(
@@ -120,6 +121,8 @@ STG = Dialect(
         MicroBatchOp,
         PhaseOp,
         YieldOp,
+        # the scheduled form
+        GroupOp,
     ],
     [
         ExprAttr,
@@ -175,6 +178,7 @@ __all__ = [
     "PhaseKind",
     "PhaseKindAttr",
     "PhaseOp",
+    "GroupOp",
     "RecvOp",
     "ReduceKind",
     "ReduceKindAttr",

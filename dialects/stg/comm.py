@@ -34,6 +34,7 @@ from stagec.dialects.stg import distribution as rules
 from stagec.dialects.stg.attributes import DistributedTensorType, TensorType, TokenType
 from stagec.dialects.stg.cost import CostInterface
 from stagec.dialects.stg.mesh import MeshAxesDeclared, MeshOp, lookup_mesh
+from stagec.dialects.stg.schedule import parse_stream, print_stream
 from stagec.dialects.symbolic import Expr, product
 
 TensorOrToken = TensorType | TokenType
@@ -107,6 +108,7 @@ class CollectiveOp(CommOp, ABC):
     result = result_def(TensorOrToken)
     axes = prop_def(ArrayAttr[StringAttr])
     is_async = opt_prop_def(UnitAttr, prop_name="async")
+    stream = opt_prop_def(StringAttr)  # the scheduled form's stream (schedule.py)
 
     def __init__(
         self,
@@ -177,6 +179,7 @@ class CollectiveOp(CommOp, ABC):
         self._print_extra(printer)
         if self.is_async is not None:
             printer.print_string(" async")
+        print_stream(printer, self)
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.input.type)
@@ -193,6 +196,7 @@ class CollectiveOp(CommOp, ABC):
         )
         extra = cls._parse_extra(parser)
         is_async = parser.parse_optional_keyword("async") is not None
+        extra |= parse_stream(parser)
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         in_type = parser.parse_type()
@@ -319,6 +323,7 @@ class P2POp(CommOp, ABC):
     peer = prop_def(IntegerAttr[I64])
     tag = prop_def(IntegerAttr[I64])
     is_async = opt_prop_def(UnitAttr, prop_name="async")
+    stream = opt_prop_def(StringAttr)  # the scheduled form's stream (schedule.py)
 
     def mesh_axes(self) -> tuple[str, ...]:
         return (self.axis.data,)
@@ -342,6 +347,7 @@ class P2POp(CommOp, ABC):
         )
         if op.is_async is not None:
             printer.print_string(" async")
+        print_stream(printer, op)
         printer.print_op_attributes(op.attributes)
 
     @staticmethod
@@ -363,7 +369,7 @@ class P2POp(CommOp, ABC):
         }
         if parser.parse_optional_keyword("async"):
             props["async"] = UnitAttr()
-        return props
+        return props | parse_stream(parser)
 
 
 def _p2p_props(mesh: str, axis: str, peer: int, tag: int, is_async: bool) -> dict[str, Attribute]:

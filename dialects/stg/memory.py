@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import UnitAttr
+from xdsl.dialects.builtin import StringAttr, UnitAttr
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -27,6 +27,7 @@ from xdsl.utils.exceptions import VerifyException
 from stagec.dialects.stg.attributes import DistributedTensorType, HostTensorType, TensorType, TokenType
 from stagec.dialects.stg.cost import CostInterface
 from stagec.dialects.stg.mesh import MeshAxesDeclared
+from stagec.dialects.stg.schedule import parse_stream, print_stream
 from stagec.dialects.symbolic import Expr
 
 
@@ -49,6 +50,7 @@ class _TransferOp(IRDLOperation, CostInterface):
     """Copies a tensor between device and host, keeping its layout."""
 
     is_async = opt_prop_def(UnitAttr, prop_name="async")
+    stream = opt_prop_def(StringAttr)  # the scheduled form's copy stream (schedule.py)
     traits = traits_def(MeshAxesDeclared())
     TARGET_KIND: ClassVar[type[DistributedTensorType]]
     # A copy does no arithmetic.
@@ -83,6 +85,7 @@ class _TransferOp(IRDLOperation, CostInterface):
         printer.print_operand(self.operands[0])
         if self.is_async is not None:
             printer.print_string(" async")
+        print_stream(printer, self)
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.operands[0].type)
@@ -93,6 +96,7 @@ class _TransferOp(IRDLOperation, CostInterface):
     def parse(cls, parser: Parser):
         operand = parser.parse_unresolved_operand()
         is_async = parser.parse_optional_keyword("async") is not None
+        stream = parse_stream(parser)
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         src = parser.parse_type()
@@ -101,7 +105,7 @@ class _TransferOp(IRDLOperation, CostInterface):
         return cls.create(
             operands=[parser.resolve_operand(operand, src)],
             result_types=[dst],
-            properties={"async": UnitAttr()} if is_async else {},
+            properties=({"async": UnitAttr()} if is_async else {}) | stream,
             attributes=attrs,
         )
 

@@ -63,6 +63,12 @@ def unstacked(ty: DistributedTensorType) -> TensorType:
     return TensorType(ty.dims.data[1:], ty.element_type, ty.partial_axes)
 
 
+def _group_op():
+    from stagec.dialects.stg.schedule import GroupOp
+
+    return GroupOp
+
+
 def _vjp_op():
     from stagec.dialects.stg.training import VjpOp
 
@@ -71,14 +77,14 @@ def _vjp_op():
 
 @irdl_op_definition
 class YieldOp(IRDLOperation):
-    """Ends a stg.repeat, stg.microbatch, stg.phase or stg.vjp body with its values."""
+    """Ends a stg.repeat, stg.microbatch, stg.phase, stg.vjp or stg.group body with its values."""
 
     name = "stg.yield"
 
     values = var_operand_def()
 
     assembly_format = "($values^ `:` type($values))? attr-dict"
-    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(RepeatOp, MicroBatchOp, PhaseOp, _vjp_op())))
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(RepeatOp, MicroBatchOp, PhaseOp, _vjp_op(), _group_op())))
 
     def __init__(self, *values: SSAValue):
         super().__init__(operands=[values])

@@ -69,22 +69,20 @@ from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from stagec.dialects.stg.comm import (
-    AllGatherOp,
-    AllReduceOp,
     AllReduceStagesOp,
     AllToAllOp,
     CollectiveOp,
     LocalSliceOp,
     RecvOp,
-    ReduceScatterOp,
     ReshardOp,
     SendOp,
 )
-from stagec.dialects.stg.compute import EinsumOp, ElementwiseOp
+from stagec.dialects.stg.compute import EinsumOp
 from stagec.dialects.stg.cost import CostInterface
 from stagec.dialects.stg.memory import ReleaseOp, WaitOp
 from stagec.dialects.stg.mesh import MeshOp
 from stagec.dialects.stg.model_ops import CrossEntropyOp
+from stagec.dialects.stg.schedule import GroupOp, collective_stream, p2p_stream, stream_of
 from stagec.dialects.stg.shape_ops import FillOp, ReshapeOp, SplitOp
 from stagec.dialects.stg.state import AssignOp, InputOp, OptimizerStateOp, ParamOp, StateOp
 from stagec.dialects.stg.structure import LoopOp, PhaseOp, RepeatOp, YieldOp
@@ -102,8 +100,6 @@ __all__ = [
     "emit_traces",
 ]
 
-DEFAULT_BUCKET_BYTES = 25 * 2**20  # DDP's default bucket_cap_mb
-DEFAULT_ZERO_BUCKET_ELEMENTS = 40_000_000  # Megatron DDP's bucket_size floor
 
 
 class EmitError(ValueError):
@@ -116,9 +112,6 @@ class EmitOptions:
 
     iterations: int = 1
     optimizer: bool = True
-    bucket_bytes: int = DEFAULT_BUCKET_BYTES
-    zero_bucket_elements: int = DEFAULT_ZERO_BUCKET_ELEMENTS
-    fuse_gemms: bool = True
     prefix: str = "trace"
     workers: int = 0  # processes writing files; 0: one per core (at most 8)
 
@@ -220,147 +213,6 @@ def _deps(value) -> tuple:
     return value.union() if isinstance(value, Stacked) else value
 
 
-# -- GEMM fusion ------------------------------------------------------------------------------
-
-
-def _one_use(v: SSAValue) -> bool:
-    uses = iter(v.uses)
-    return next(uses, None) is not None and next(uses, None) is None
-
-
-def _canonical(equation: str) -> str:
-    names: dict[str, str] = {}
-    out = []
-    for ch in equation:
-        if ch.isalpha():
-            if ch not in names:
-                names[ch] = chr(ord("a") + len(names))
-            out.append(names[ch])
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-class _Group:
-    __slots__ = ("members", "absorbed", "first", "leaves", "states", "collective")
-
-    def __init__(self, members: list[Operation], absorbed: list[Operation], collective: bool = False):
-        self.collective = collective
-        self.members = members
-        self.absorbed = absorbed
-        self.first = members[0]
-        self.leaves: tuple[int, ...] | None = None
-        self.states: tuple = ()
-
-
-def _fusion_plan(block: Block) -> tuple[dict[int, _Group], dict[int, int]]:
-    """einsum/add op id -> its fusion group, and op id -> position in the block."""
-    ops = list(block.ops)
-    pos = {id(op): i for i, op in enumerate(ops)}
-
-    def value_pos(v: SSAValue, memo: dict) -> int:
-        owner = v.owner
-        if not isinstance(owner, Operation) or id(owner) not in pos or isinstance(owner, StateOp):
-            return -1  # state reads make no node: their deps are the state's last writes
-        if isinstance(owner, _VIEWS):
-            key = id(v)
-            if key not in memo:
-                memo[key] = max((value_pos(o, memo) for o in owner.operands), default=-1)
-            return memo[key]
-        return pos[id(owner)]
-
-    memo: dict = {}
-    plan: dict[int, _Group] = {}
-
-    def legal(members: list[Operation]) -> bool:
-        first = min(pos[id(m)] for m in members)
-        return all(value_pos(o, memo) < first for m in members for o in m.operands)
-
-    einsums = [op for op in ops if isinstance(op, EinsumOp) and len(op.operands) == 2]
-    canon = {id(op): _canonical(op.equation.data) for op in einsums}
-    # sum fusion: einsums whose results only feed a tree of adds (roots first)
-    for op in reversed(ops):
-        if id(op) in plan or not (isinstance(op, ElementwiseOp) and str(op.kind.data) == "add"):
-            continue
-        members: list[Operation] = []
-        absorbed: list[Operation] = []
-
-        def collect(v: SSAValue) -> bool:
-            owner = v.owner
-            if not isinstance(owner, Operation) or id(owner) not in pos or not _one_use(v) or id(owner) in plan:
-                return False
-            if isinstance(owner, EinsumOp) and id(owner) in canon:
-                members.append(owner)
-                return True
-            if isinstance(owner, ElementwiseOp) and str(owner.kind.data) == "add" and len(owner.operands) == 2:
-                absorbed.append(owner)
-                return all(collect(o) for o in owner.operands)
-            return False
-
-        if len(op.operands) != 2 or not all(collect(o) for o in op.operands):
-            continue
-        absorbed.append(op)
-        if len(members) < 2 or len({canon[id(m)] for m in members}) != 1:
-            continue
-        # a root add whose result feeds another add of the tree is handled from that one
-        members.sort(key=lambda m: pos[id(m)])
-        if not legal(members):
-            continue
-        group = _Group(members, absorbed)
-        for m in members + absorbed:
-            plan[id(m)] = group
-    # horizontal fusion: same equation shape, one shared operand
-    keys: dict[tuple, list[Operation]] = {}
-    for op in einsums:
-        if id(op) in plan:
-            continue
-        for i, v in enumerate(op.operands):
-            keys.setdefault((canon[id(op)], i, v), []).append(op)
-    for members in keys.values():
-        members = [m for m in members if id(m) not in plan]
-        if len(members) < 2 or not legal(members):
-            continue
-        group = _Group(members, [])
-        for m in members:
-            plan[id(m)] = group
-    # FSDP units: a body's parameter all-gathers are one all-gather of its flat
-    # parameter, its gradient reduce-scatters one reduce-scatter (PyTorch FSDP wraps a
-    # layer as one unit; the step's body outside the layers is the root unit)
-    units: dict[tuple, list[Operation]] = {}
-    for op in ops:
-        if isinstance(op, AllGatherOp) and op.is_async is None and _reads_param(op.input):
-            units.setdefault(("ag", op.axis_names), []).append(op)
-        elif isinstance(op, ReduceScatterOp) and op.is_async is None and _feeds_grad(op.result):
-            units.setdefault(("rs", op.axis_names), []).append(op)
-    for members in units.values():
-        if len(members) < 2 or not legal(members):
-            continue
-        group = _Group(members, [], collective=True)
-        for m in members:
-            plan[id(m)] = group
-    return plan, pos
-
-
-def _reads_param(v: SSAValue) -> bool:
-    owner = v.owner
-    while isinstance(owner, _VIEWS) and len(owner.operands) == 1:
-        owner = owner.operands[0].owner
-    return isinstance(owner, ParamOp)
-
-
-def _feeds_grad(v: SSAValue, depth: int = 3) -> bool:
-    """Whether `v` reaches an assign to a "grad" state through a few elementwise ops
-    (cast, accumulate) or views."""
-    for use in v.uses:
-        user = use.operation
-        if isinstance(user, AssignOp) and user.state_name.data == "grad":
-            return True
-        if depth and isinstance(user, (ElementwiseOp, *_VIEWS)):
-            if any(_feeds_grad(r, depth - 1) for r in user.results):
-                return True
-    return False
-
-
 # -- expansion -------------------------------------------------------------------------------
 
 
@@ -380,17 +232,12 @@ class _Expander:
         self.values: dict[int, object] = {}  # id(SSA value) -> deps (xDSL's __hash__ is slow)
         self.state: dict[tuple, tuple] = {}
         self.static_ids: dict[tuple, int] = {}
-        self.plans: dict[int, tuple] = {}
         self.compiled: dict[int, list] = {}
-        self.group_values: dict[int, tuple] = {}
         self.last_comp: int | None = None
-        self.streams: dict[tuple, int] = {}
+        self.streams: dict[str, int] = {}
         self.layers: list[int] = []
         self.phase = ""
         self.comm_only = False
-        self.bucketed: dict[tuple, int] = {}
-        self.gather_buckets: dict[tuple, tuple] = {}
-        self.pending_gathers: dict[int, set] = {}
         self.call_counts: dict[str, int] = {}
         self.call_mb: dict[int, int] = {}
         self.exchanged: dict[tuple, int] = {}  # all-to-all (axes, layouts, input deps) -> node
@@ -460,7 +307,11 @@ class _Expander:
 
         return self.static(("op", id(op), self.phase), make)
 
-    def add_node(self, static: int, data: tuple, *, stream: tuple | None = None, issue: bool = True) -> int:
+    def stream(self, op: Operation | None, axes: tuple[str, ...], among: tuple[int, ...] | None = None) -> str:
+        """The op's stream (the scheduled form names it), or its communicator group's."""
+        return (stream_of(op) if op is not None else None) or collective_stream(axes, self.space.axes, among)
+
+    def add_node(self, static: int, data: tuple, *, stream: str | None = None, issue: bool = True) -> int:
         """Append a node; ctrl deps: the compute stream, or the node's comm stream and
         its issue point on the compute stream."""
         p = self.p
@@ -535,15 +386,14 @@ class _Expander:
     def _compile(self, block: Block) -> list[tuple]:
         """The block's ops with their handlers, decided once (isinstance on xDSL's ops
         is slow, and a layer body runs thousands of times)."""
-        plan, _ = self.plans.get(id(block)) or self._plan(block)
         steps: list[tuple] = []
         for op in block.ops:
             operands = tuple(id(v) for v in op.operands)
             results = tuple(id(r) for r in op.results)
             if isinstance(op, (YieldOp, func.ReturnOp)):
                 steps.append((4, op, operands, None))
-            elif plan and (group := plan.get(id(op))) is not None:
-                steps.append((5, op, self.fused, group))
+            elif isinstance(op, GroupOp):
+                steps.append((5, op, self.group, None))
             elif isinstance(op, StateOp):
                 steps.append((2, op, None, id(op.result)))
             elif isinstance(op, AssignOp):
@@ -576,24 +426,26 @@ class _Expander:
                 steps.append((1, op, operands, results))
         return steps
 
-    def _plan(self, block: Block) -> tuple:
-        plan = _fusion_plan(block) if self.options.fuse_gemms else ({}, {})
-        self.plans[id(block)] = plan
-        return plan
-
     # state keys: per layer of a stack
     def state_key(self, op: StateOp) -> tuple:
+        layers = self.layers_of(op)
         if isinstance(op, ParamOp):
-            return (op.tensor_name.data, None, tuple(self.layers))
+            return (op.tensor_name.data, None, layers)
         if isinstance(op, OptimizerStateOp):
-            return (op.tensor_name.data, op.param.data, tuple(self.layers))
+            return (op.tensor_name.data, op.param.data, layers)
         if isinstance(op, InputOp):
             return ("<input>", op.tensor_name.data, ())
-        return (op.name, op.tensor_name.data, tuple(self.layers))
+        return (op.name, op.tensor_name.data, layers)
 
     def assign_key(self, op: AssignOp) -> tuple:
         name, param = op.key
-        return (name, param, tuple(self.layers))
+        return (name, param, self.layers_of(op))
+
+    def layers_of(self, op: StateOp | AssignOp) -> tuple[int, ...]:
+        """The layer a per-layer state op addresses: its own `layer K of N`, or the
+        enclosing repeats' iteration."""
+        explicit = op.explicit_layer()
+        return (explicit[0],) if explicit is not None else tuple(self.layers)
 
     # -- structure -------------------------------------------------------------------------
 
@@ -640,7 +492,6 @@ class _Expander:
         self.phase = kind
         if kind == "optimizer":
             self.comm_only = not self.options.optimizer
-            self.bucket_gradients(op)
         ys = self.walk(op.body.block)
         self.phase, self.comm_only = saved
         for r, y in zip(op.outputs, ys):
@@ -676,82 +527,44 @@ class _Expander:
 
     # -- compute ---------------------------------------------------------------------------
 
-    def fused(self, op: Operation, group: _Group) -> None:
-        if op is group.first and group.collective:
-            self.fused_collective(group)
-        elif op is group.first:
-            d = self._group_deps(group)
-            if self.comm_only:
-                value = d
-            else:
-                def make() -> Static:
-                    num, size, micros = 0, 0, 0.0
-                    for m in group.members + group.absorbed:
-                        c = self.op_cost(m)
-                        num, size, micros = num + c.num_ops, size + c.tensor_size, micros + c.micros
-                    first = group.members[0]
-                    what = f"einsum.x{len(group.members)}"
-                    return _comp_static(self.label(first, what), _category(first), num, size, micros)
+    def group(self, op: GroupOp) -> None:
+        """Ops issued as one: one GEMM node, or one collective node (its members'
+        sizes summed); it depends on every value its members read from outside."""
+        d = self.deps(_group_inputs(op))
+        kind = op.collective_kind()
+        if kind is not None:
+            d = self.group_collective(op, d)
+        elif not self.comm_only:
+            def make() -> Static:
+                members = op.members()
+                num, size, micros = 0, 0, 0.0
+                for m in members:
+                    c = self.op_cost(m)
+                    num, size, micros = num + c.num_ops, size + c.tensor_size, micros + c.micros
+                gemms = sum(isinstance(m, EinsumOp) for m in members)
+                return _comp_static(self.label(members[0], f"einsum.x{gemms}"), _category(members[0]), num, size,
+                                    micros)
 
-                static = self.static(("group", id(group), self.phase), make)
-                value = (self.add_node(static, d),)
-            self.group_values[id(group)] = value
-        value = self.group_values[id(group)]
-        for r in op.results:
-            self.values[id(r)] = value
+            d = (self.add_node(self.static(("op", id(op), self.phase), make), d),)
+        for r in op.outputs:
+            self.values[id(r)] = d
 
-    def fused_collective(self, group: _Group) -> None:
-        first = group.members[0]
-        axes = first.axis_names
-        d = self._group_deps(group)
+    def group_collective(self, op: GroupOp, d: tuple) -> tuple:
+        members = op.members()
+        axes = members[0].axis_names
         if self.space.group_size(axes) == 1:
-            self.group_values[id(group)] = d
-            return
-        comm_type = _coll_type(first)
+            return d
+        comm_type = _coll_type(members[0])
 
         def make() -> Static:
-            size = sum(self.op_cost(m).tensor_size for m in group.members)
+            size = sum(self.op_cost(m).tensor_size for m in members)
             micros = self.cost.collective_micros(COMM_KIND_NAMES[comm_type], size, self.space.group_size(axes))
-            phase = _PHASE_SHORT.get(self.phase, self.phase)
-            label = ".".join(p for p in (phase, "fsdp_unit", COMM_KIND_NAMES[comm_type], f"x{len(group.members)}") if p)
+            what = f"{COMM_KIND_NAMES[comm_type]}{'_bucket' if op.ready is not None else ''}.x{len(members)}"
+            label = self.label(members[0], what)
             return _coll_static(label, comm_type, size, micros, ("pg", axes, None))
 
-        static = self.static(("group", id(group), self.phase), make)
-        self.group_values[id(group)] = (self.add_node(static, d, stream=("coll", frozenset(axes), None)),)
-
-    def _group_deps(self, group: _Group) -> tuple:
-        """Deps of every member's operands. Views are looked through (the plan checked
-        that what they view is computed before the group's first member), so views
-        that come later in the block need not have run yet."""
-        if group.leaves is None:
-            inside = {id(m) for m in group.members + group.absorbed}
-            leaves: set[int] = set()
-            states: list[StateOp] = []
-
-            def resolve(v: SSAValue) -> None:
-                owner = v.owner
-                if isinstance(owner, Operation) and id(owner) in inside:
-                    return
-                if isinstance(owner, StateOp):
-                    states.append(owner)
-                elif isinstance(owner, _VIEWS):
-                    for o in owner.operands:
-                        resolve(o)
-                else:
-                    leaves.add(id(v))
-
-            for m in group.members:
-                for o in m.operands:
-                    resolve(o)
-            group.leaves, group.states = tuple(leaves), tuple(states)
-        seen: set[int] = set()
-        values = self.values
-        for v in group.leaves:
-            d = values[v]
-            seen.update(d.union() if d.__class__ is Stacked else d)
-        for state in group.states:
-            seen.update(self.state.get(self.state_key(state), ()))
-        return tuple(sorted(seen))
+        static = self.static(("op", id(op), self.phase), make)
+        return (self.add_node(static, d, stream=self.stream(op, axes), issue=op.ready is None),)
 
     def cross_entropy(self, op: CrossEntropyOp) -> None:
         d = self.deps(op.operands)
@@ -767,7 +580,7 @@ class _Expander:
                                         ("pg", tuple(axes), None))
 
                 static = self.static(("ce", id(op), i, self.phase), make)
-                d = (self.add_node(static, d, stream=("coll", frozenset(axes), None)),) + d
+                d = (self.add_node(static, d, stream=self.stream(None, axes)),) + d
             d = (self.add_node(self.compute_static(op), tuple(sorted(set(d)))),)
         self.values[id(op.result)] = d
 
@@ -775,14 +588,6 @@ class _Expander:
 
     def collective(self, op: CollectiveOp) -> None:
         d = self.deps(op.operands)
-        bucket = self.bucketed.get((id(op), tuple(self.layers)))
-        if bucket is not None:
-            self.values[id(op.result)] = (bucket,)
-            return
-        gather = self.gather_buckets.get((id(op), tuple(self.layers)))
-        if gather is not None:
-            self.gather_bucketed(op, d, gather)
-            return
         axes = op.axis_names
         among = op.coordinates if isinstance(op, AllReduceStagesOp) else None
         if self.space.group_size(axes, among) == 1:
@@ -805,7 +610,7 @@ class _Expander:
             return _coll_static(self.label(op), _coll_type(op), c.tensor_size, c.micros, ("pg", axes, among))
 
         static = self.static(("op", id(op), self.phase), make)
-        nid = self.add_node(static, d, stream=("coll", frozenset(axes), among))
+        nid = self.add_node(static, d, stream=self.stream(op, axes, among))
         self.values[id(op.result)] = (nid,)
         if isinstance(op, AllToAllOp) and d:
             self.exchanged[(axes, op.src, op.dst, d)] = nid
@@ -823,163 +628,17 @@ class _Expander:
                           (role, axis, peer), attrs)
 
         static = self.static(("op", id(op), self.phase), make)
-        nid = self.add_node(static, d, stream=(role, axis, peer))
+        nid = self.add_node(static, d, stream=stream_of(op) or p2p_stream(role, axis, peer))
         self.p.node_tag[nid] = op.tag.value.data + self.tag_base * self.seq
         for r in op.results:
             self.values[id(r)] = (nid,)
 
-    def bucket_gradients(self, phase: PhaseOp) -> None:
-        """Pack the optimizer phase's gradient collectives into buckets (module doc):
-        DDP's all-reduces by bytes; ZeRO's reduce-scatters, and the all-gathers of the
-        updated parameters, in Megatron's distributed-optimizer buckets."""
-        self.bucketed = {}
-        self.gather_buckets = {}
-        self.pending_gathers = {}
-        if self.options.bucket_bytes <= 0:
-            return
-        reduces: list[_Entry] = []
-        scatters: list[_Entry] = []
-        gathers: list[_Entry] = []
-        order = 0
 
-        def scan(block: Block) -> None:
-            nonlocal order
-            for op in block.ops:
-                if isinstance(op, AllReduceOp | ReduceScatterOp) and isinstance(op.input.owner, OptimizerStateOp) \
-                        and op.input.owner.tensor_name.data == "grad":
-                    param = op.input.owner.param.data
-                    deps = self.state.get(("grad", param, tuple(self.layers)), ())
-                    if self.space.group_size(op.axis_names) > 1:
-                        found = reduces if isinstance(op, AllReduceOp) else scatters
-                        found.append(self._entry(op, order, param, deps, op.input))
-                    order += 1
-                elif isinstance(op, AllGatherOp) and self.space.group_size(op.axis_names) > 1 \
-                        and (param := _assigned_param(op)) is not None:
-                    gathers.append(self._entry(op, order, param, (), op.result))
-                    order += 1
-                elif isinstance(op, RepeatOp):
-                    count = self.int(op.count_expr, "the count of stg.repeat")
-                    offset = self.int(op.offset_expr, "a repeat's offset")
-                    for i in range(count):
-                        self.layers.append(offset + i)
-                        scan(op.body.block)
-                        self.layers.pop()
-                elif isinstance(op, LoopOp):
-                    continue
-                else:
-                    for region in op.regions:
-                        for b in region.blocks:
-                            scan(b)
-
-        scan(phase.body.block)
-        ready = lambda e: (max(e.deps, default=-1), e.order)  # noqa: E731
-        cap = self.options.bucket_bytes
-        for index, bucket in enumerate(_pack(sorted(reduces, key=ready), lambda used, e: used + e.bytes > cap)):
-            self._add_bucket(("reduce", index), bucket, CommType.ALL_REDUCE, "opt.grad_bucket")
-        scatters.sort(key=ready)
-        for index, bucket in enumerate(_pack(scatters, self._megatron_full, closes_after=True)):
-            self._add_bucket(("scatter", index), bucket, CommType.REDUCE_SCATTER, "opt.grad_shard_bucket")
-        # the updated parameters are gathered in the buckets their gradients were
-        # scattered in (one buffer in Megatron), any others by the same rule
-        position = {(e.param, e.layers): i for i, e in enumerate(scatters)}
-        gathers.sort(key=lambda e: (position.get((e.param, e.layers), len(position)), e.order))
-        for index, bucket in enumerate(_pack(gathers, self._megatron_full, closes_after=True)):
-            last = max(bucket, key=lambda e: e.order)
-            for e in bucket:
-                self.gather_buckets[(id(e.op), e.layers)] = (index, e is last, bucket)
-
-    def _entry(self, op: CollectiveOp, order: int, param: str, deps: tuple, full: SSAValue) -> _Entry:
-        elements = self.int(full.type.global_numel(), "a gradient's size")
-        return _Entry(op, tuple(self.layers), order, param, deps, self.op_cost(op).tensor_size, elements)
-
-    def _megatron_full(self, used: int, entry: _Entry) -> bool:
-        """Megatron's DistributedDataParallel closes a bucket once it holds
-        max(40M, 1M x data-parallel size) elements (its bucket_size default); here
-        max(F, F/40 x group size) for F = `zero_bucket_elements`."""
-        floor = self.options.zero_bucket_elements
-        return used >= max(floor, floor * self.space.group_size(entry.op.axis_names) // 40)
-
-    def _add_bucket(self, key: tuple, entries: list[_Entry], kind: CommType, label: str) -> None:
-        size = sum(e.bytes for e in entries)
-        axes = entries[0].op.axis_names
-        deps = tuple(sorted({d for e in entries for d in e.deps}))
-        group = self.space.group_size(axes)
-
-        def make() -> Static:
-            micros = self.cost.collective_micros(COMM_KIND_NAMES[kind], size, group)
-            return _coll_static(f"{label}.{len(entries)}", kind, size, micros, ("pg", axes, None))
-
-        static = self.static(("bucket", *key, size, axes), make)
-        nid = self.add_node(static, deps, stream=("coll", frozenset(axes), None), issue=False)
-        for e in entries:
-            self.bucketed[(id(e.op), e.layers)] = nid
-
-    def gather_bucketed(self, op: AllGatherOp, d: tuple, bucket: tuple) -> None:
-        """A member of a bucket of updated parameters: the bucket's all-gather is issued
-        at its last member, on the updates of all; each member's parameter is its result."""
-        index, last, entries = bucket
-        pending = self.pending_gathers.setdefault(index, set())
-        pending.update(d)
-        self.values[id(op.result)] = ()
-        if not last:
-            return
-        del self.pending_gathers[index]
-        axes = op.axis_names
-        size = sum(e.bytes for e in entries)
-        group = self.space.group_size(axes)
-
-        def make() -> Static:
-            micros = self.cost.collective_micros("all_gather", size, group)
-            return _coll_static(f"opt.param_bucket.{len(entries)}", CommType.ALL_GATHER, size, micros,
-                                ("pg", axes, None))
-
-        static = self.static(("bucket", "gather", index, size, axes), make)
-        nid = self.add_node(static, tuple(sorted(pending)), stream=("coll", frozenset(axes), None))
-        self.values[id(op.result)] = (nid,)
-        for e in entries:
-            self.state[(e.param, None, e.layers)] = (nid,)
-
-
-@dataclass(frozen=True, eq=False)
-class _Entry:
-    """A gradient (or updated parameter) collective of the optimizer phase, per layer."""
-
-    op: CollectiveOp
-    layers: tuple[int, ...]
-    order: int  # program order in the phase
-    param: str
-    deps: tuple  # the gradient's last writes
-    bytes: int  # the collective's comm_size
-    elements: int  # the whole gradient's
-
-
-def _pack(entries: list[_Entry], full: Callable[[int, _Entry], bool], closes_after: bool = False) -> list[list[_Entry]]:
-    """Buckets of entries in order, one open bucket per communicator. DDP's rule
-    (closes_after False): a bucket takes an entry unless `full(bytes so far, entry)`
-    says it would overflow. Megatron's (True): a bucket takes every entry and closes
-    once `full(elements so far, entry)`."""
-    buckets: list[list[_Entry]] = []
-    open_buckets: dict[tuple, list] = {}  # axes -> [used, entries]
-    for entry in entries:
-        axes = entry.op.axis_names
-        current = open_buckets.get(axes)
-        if current is None or (not closes_after and current[1] and full(current[0], entry)):
-            current = open_buckets[axes] = [0, []]
-            buckets.append(current[1])
-        current[0] += entry.elements if closes_after else entry.bytes
-        current[1].append(entry)
-        if closes_after and full(current[0], entry):
-            del open_buckets[axes]
-    return buckets
-
-
-def _assigned_param(op: AllGatherOp) -> str | None:
-    """The parameter an all-gather's result is assigned to, its only use (ZeRO's
-    gather of an updated parameter)."""
-    uses = list(op.result.uses)
-    if len(uses) == 1 and isinstance(user := uses[0].operation, AssignOp) and user.key[1] is None:
-        return user.key[0]
-    return None
+def _group_inputs(op: GroupOp) -> list[SSAValue]:
+    """The values a group's members read from outside it."""
+    body = op.body.block
+    return [v for m in op.members() for v in m.operands
+            if not (isinstance(v.owner, Operation) and v.owner.parent_block() is body)]
 
 
 def _category(op: Operation) -> str:

@@ -46,6 +46,7 @@ import pytest
 
 from stagec.dialects import make_context
 from stagec.frontends.templates import build_model, load_config
+from stagec.passes.schedule.pipeline import schedule
 from stagec.passes.stg_autodiff import StgAutodiff
 from stagec.runtime.chakra import emit as E
 from stagec.runtime.chakra.schema import NodeType
@@ -123,7 +124,7 @@ def first_stage(config: str, overrides: dict, passes: str, micro_batches: int, b
     # bf16 gradient buffers as Megatron keeps them (test_table7_volumes)
     StgAutodiff(micro_batches=micro_batches, optimizer="adamw", grad_dtype="param").apply(make_context(), module)
     build_pipeline(f"builtin.module({passes})", mlir_syntax=True).apply(make_context(), module)
-    programs, _ = E.build_programs(module, bindings)
+    programs, _ = E.build_programs(schedule(module), bindings)
     return next(p for p in programs if 0 in p.ranks)
 
 

@@ -21,6 +21,7 @@ from stagec.dialects import make_context
 from stagec.frontends.templates import build_model, load_config
 from stagec.frontends.torch.models import config_symbols, import_forward
 from stagec.passes.analysis.accounting import account
+from stagec.passes.schedule.pipeline import schedule
 from stagec.passes.stg_autodiff import StgAutodiff
 from stagec.passes.stg_match_collectives import StgMatchCollectives
 from stagec.passes.stg_shard import StgShard
@@ -102,7 +103,7 @@ def test_trace_operator_counts_match_the_template(frontend, name, strategy):
     bindings = {"B": batch, "S": SEQ, "M": 1}
     counts = []
     for m in (build_model(config), module.clone()):
-        programs, _ = emit.build_programs(training_step(m, STRATEGIES[strategy]), bindings)
+        programs, _ = emit.build_programs(schedule(training_step(m, STRATEGIES[strategy])), bindings)
         counts.append([(len(p), p.counts(), p.totals()["flops"]) for p in programs])
     (want, got) = counts
     assert len(got) == len(want)

@@ -1,0 +1,1 @@
+"""Rules the scheduling passes share (docs/scheduled-ir.md)."""

@@ -1,0 +1,33 @@
+"""The scheduling passes in pipeline order (docs/scheduled-ir.md): what `stagec trace`
+runs after stg-shard, stg-match-collectives and stg-pipeline, and what turns a
+training step into the scheduled form every backend reads."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from stagec.passes.stg_bucket_gradients import DEFAULT_BUCKET_MB, DEFAULT_ZERO_BUCKET_ELEMENTS
+
+
+def scheduling_passes(*, fuse_gemms: bool = True, bucket_mb: float = DEFAULT_BUCKET_MB,
+                      zero_bucket_elements: int = DEFAULT_ZERO_BUCKET_ELEMENTS) -> list[ModulePass]:
+    from stagec.passes.stg_bucket_gradients import StgBucketGradients
+    from stagec.passes.stg_fsdp_units import StgFsdpUnits
+    from stagec.passes.stg_fuse_gemms import StgFuseGemms
+    from stagec.passes.stg_insert_releases import StgInsertReleases
+    from stagec.passes.stg_schedule import StgSchedule
+
+    passes: list[ModulePass] = [StgFuseGemms()] if fuse_gemms else []
+    return passes + [StgFsdpUnits(), StgBucketGradients(bucket_mb, zero_bucket_elements), StgSchedule(),
+                      StgInsertReleases()]
+
+
+def schedule(module: ModuleOp, **options) -> ModuleOp:
+    """Run the scheduling passes on `module` in place; returns it."""
+    from stagec.dialects import make_context
+
+    ctx = make_context()
+    for p in scheduling_passes(**options):
+        p.apply(ctx, module)
+    return module

@@ -1,0 +1,83 @@
+"""Per-rank-class facts of every Chakra emission the test suite makes, held against
+the baseline recorded before the schedule moved out of the emitter (issue 14): node
+counts by category, FLOPs, and count and bytes per collective type and send/recv.
+
+tests/conftest.py wraps `stagec.runtime.chakra.emit.build_programs` so that every call
+a test makes is compared with `trace_facts.json` (keyed by the test, or by the
+module-scoped fixture, and the call's number within it). A difference fails the test
+unless `CHANGED` lists it with the reason the new trace is more faithful.
+
+Re-record (only when a change of the traces is intended, and say why in CHANGED):
+    STAGEC_RECORD_TRACE_FACTS=1 pytest -q -p no:randomly
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+BASELINE = Path(__file__).with_name("trace_facts.json")
+
+# key -> reason: emissions whose facts differ from the baseline on purpose.
+CHANGED: dict[str, str] = {}
+
+
+def facts(programs) -> list[dict]:
+    """What one emission's rank classes hold, independent of how the emitter stores it."""
+    out = []
+    for p in programs:
+        totals = p.totals()
+        out.append({
+            "class": p.name,
+            "ranks": len(p.ranks),
+            "first_rank": min(p.ranks, default=0),
+            "nodes": len(p),
+            "counts": dict(sorted(p.counts().items())),
+            "flops": totals.pop("flops"),
+            "bytes": dict(sorted(totals.items())),
+        })
+    return out
+
+
+class Recorder:
+    """Compares (or, with STAGEC_RECORD_TRACE_FACTS=1, records) each emission's facts."""
+
+    def __init__(self) -> None:
+        self.recording = bool(os.environ.get("STAGEC_RECORD_TRACE_FACTS"))
+        self.baseline: dict[str, list] = json.loads(BASELINE.read_text()) if BASELINE.exists() else {}
+        self.recorded: dict[str, list] = {}
+        self.key = ""
+        self.calls: dict[str, int] = {}
+
+    def enter(self, key: str) -> None:
+        self.key = key
+
+    def check(self, programs) -> None:
+        index = self.calls.get(self.key, 0)
+        self.calls[self.key] = index + 1
+        key = f"{self.key}#{index}"
+        got = facts(programs)
+        if self.recording:
+            self.recorded[key] = got
+            return
+        if key in CHANGED:
+            return
+        want = self.baseline.get(key)
+        if want is None:
+            raise AssertionError(
+                f"no recorded trace facts for {key}: a new emission in the tests - record it with "
+                "STAGEC_RECORD_TRACE_FACTS=1 (tests/trace_facts.py)"
+            )
+        if got != want:
+            raise AssertionError(f"trace facts of {key} changed:\n  was {want}\n  now {got}\n"
+                                 "list the difference in tests/trace_facts.py CHANGED with its reason")
+
+    def save(self) -> None:
+        if not self.recording or not self.recorded:
+            return
+        merged = {**self.baseline, **self.recorded}
+        text = json.dumps(dict(sorted(merged.items())), indent=0, sort_keys=True) + "\n"
+        tmp = BASELINE.with_suffix(".tmp")
+        tmp.write_text(text)
+        tmp.replace(BASELINE)

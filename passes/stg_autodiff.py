@@ -28,10 +28,10 @@ from stagec.dialects.stg import ElementwiseKind as E
 from stagec.dialects.stg import PhaseKind, TensorType
 from stagec.dialects.stg.comm import CommOp
 from stagec.dialects.stg.structure import stacked
+from stagec.dialects.stg.vjp import AutodiffError
 from stagec.dialects.symbolic import Expr
 from stagec.passes.autodiff.optimizer import OptimizerConfig, optimizer_block, param_groups
 from stagec.passes.autodiff.reverse import BlockReverser, GradientPolicy, activity, seal_phase
-from stagec.passes.autodiff.rules import AutodiffError
 from stagec.passes.diagnostics import PassError
 
 OPTIMIZERS = ("adamw", "adam", "sgd", "none")

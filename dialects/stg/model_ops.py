@@ -3,6 +3,8 @@ MoE dispatch/combine, and opaque ops."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from xdsl.dialects.builtin import I64, IntegerAttr, IntegerType, StringAttr, UnitAttr, i64
 from xdsl.irdl import (
     irdl_op_definition,
@@ -20,7 +22,9 @@ from xdsl.utils.exceptions import VerifyException
 from stagec.dialects.stg.attributes import DistributedTensorType, ExprAttr, TensorType
 from stagec.dialects.stg.compute import ComputeOp, DataMovementOp, check_dims, tensor_type
 from stagec.dialects.stg.distribution import check_result, require_no_partial, require_unsplit
+from stagec.dialects.stg.sharding import Linearity, ShardingInterface, Signature, letters
 from stagec.dialects.stg.syntax import parse_expr
+from stagec.dialects.stg.vjp import FusedVjp
 from stagec.dialects.symbolic import Expr
 
 
@@ -28,7 +32,7 @@ from stagec.dialects.symbolic import Expr
 
 
 @irdl_op_definition
-class AttentionOp(ComputeOp):
+class AttentionOp(ComputeOp, ShardingInterface, FusedVjp):
     """Fused scaled-dot-product attention over [batch, seq, heads, head_dim] tensors.
 
     q: [b, s, heads, d], k: [b, t, kv_heads, d], v: [b, t, kv_heads, e] -> [b, s, heads, e].
@@ -40,6 +44,8 @@ class AttentionOp(ComputeOp):
     """
 
     name = "stg.attention"
+
+    FLOP_CATEGORY: ClassVar = "attention"
 
     query = operand_def(TensorType)
     key = operand_def(TensorType)
@@ -146,6 +152,10 @@ class AttentionOp(ComputeOp):
         # products to the forward's two.
         return self.flops() * 5 / 2
 
+    def sharding_signature(self) -> Signature:
+        return Signature(["bsnd", "btmd", "btme"], ["bsne"], unsplit={"t", "d", "e"}, tied=[{"n", "m"}])
+
+
 
 # -- embedding and loss ------------------------------------------------------------------
 
@@ -156,7 +166,7 @@ def _require_integer(what: str, ty: DistributedTensorType, role: str) -> None:
 
 
 @irdl_op_definition
-class EmbeddingOp(DataMovementOp):
+class EmbeddingOp(DataMovementOp, ShardingInterface, FusedVjp):
     """Looks up rows of a [vocab, hidden] table. A vocab split over axes leaves a partial
     sum over them (Megatron's vocab-parallel embedding: each rank fills its own rows)."""
 
@@ -196,9 +206,14 @@ class EmbeddingOp(DataMovementOp):
         # the table gradient scatter-adds one hidden row per token
         return tensor_type(self.result).local_numel()
 
+    def sharding_signature(self) -> Signature:
+        ids = letters(tensor_type(self.indices).rank, start="abcdefg")
+        return Signature(["vh", ids], [ids + "h"], Linearity.FIRST)
+
+
 
 @irdl_op_definition
-class CrossEntropyOp(ComputeOp):
+class CrossEntropyOp(ComputeOp, ShardingInterface, FusedVjp):
     """Mean token cross-entropy of logits [..., vocab] against integer labels [...].
 
     The mean is over all tokens of the global batch, so ranks holding a slice of the
@@ -208,6 +223,8 @@ class CrossEntropyOp(ComputeOp):
     per token (`vocab_collectives`) - and each holds the loss, not a partial sum."""
 
     name = "stg.cross_entropy"
+
+    FLOP_CATEGORY: ClassVar = "elementwise"
 
     logits = operand_def(TensorType)
     labels = operand_def(TensorType)
@@ -246,14 +263,21 @@ class CrossEntropyOp(ComputeOp):
         per_token = tensor_type(self.labels).local_numel() * 4
         return [("all_reduce", axes, per_token)] * 3
 
+    def sharding_signature(self) -> Signature:
+        tokens = letters(tensor_type(self.labels).rank)
+        return Signature([tokens + "v", tokens], [""], Linearity.NONE, combined={"v"})
+
+
 
 @irdl_op_definition
-class SsmScanOp(ComputeOp):
+class SsmScanOp(ComputeOp, ShardingInterface, FusedVjp):
     """The selective-scan recurrence of a state-space model (stage.md Table X, pscan):
     h[t] = decay[t] * h[t-1] + input[t] along `dim`, e.g. over [B, S, D, P] with dim 1.
     The scanned dim is whole on every rank."""
 
     name = "stg.ssm_scan"
+
+    FLOP_CATEGORY: ClassVar = "elementwise"
 
     decay = operand_def(TensorType)
     input = operand_def(TensorType)
@@ -281,6 +305,11 @@ class SsmScanOp(ComputeOp):
 
     def flops(self) -> Expr:
         return 2 * tensor_type(self.input).local_numel()
+
+    def sharding_signature(self) -> Signature:
+        names = letters(tensor_type(self.input).rank)
+        return Signature([names, names], [names], unsplit={names[self.dim.value.data]})
+
 
 
 def _token_dims(what: str, tokens: TensorType, scores: TensorType, experts: TensorType) -> None:
@@ -324,7 +353,7 @@ class _MoeOp(ComputeOp):
 
 
 @irdl_op_definition
-class MoeDispatchOp(_MoeOp, DataMovementOp):
+class MoeDispatchOp(_MoeOp, DataMovementOp, ShardingInterface, FusedVjp):
     """Routes each token to its top-k experts' capacity buffers:
     tokens [T, H], scores [T, E] -> [E, C, H] (C = the capacity per expert).
 
@@ -334,6 +363,9 @@ class MoeDispatchOp(_MoeOp, DataMovementOp):
     (GShard's capacity). Unused slots are zero."""
 
     name = "stg.moe_dispatch"
+
+    # the scores only select experts; dispatch scales nothing by them
+    NO_GRADIENT_OPERANDS: ClassVar = (1,)
 
     tokens = operand_def(TensorType)
     scores = operand_def(TensorType)
@@ -353,9 +385,13 @@ class MoeDispatchOp(_MoeOp, DataMovementOp):
         self._check_top_k(out.shape[0])
         require_no_partial("moe_dispatch", out, "result")
 
+    def sharding_signature(self) -> Signature:
+        return Signature(["th", "te"], ["ech"], unsplit={"e"}, tied=[{"t", "c"}])
+
+
 
 @irdl_op_definition
-class MoeCombineOp(_MoeOp):
+class MoeCombineOp(_MoeOp, ShardingInterface, FusedVjp):
     """Sums each token's top-k expert outputs weighted by its router scores:
     buffers [E, C, H], scores [T, E] -> [T, H], routed as moe_dispatch routes. The
     weight of expert e for token t is scores[t, e], or with `normalize` scores[t, e]
@@ -363,6 +399,8 @@ class MoeCombineOp(_MoeOp):
     get nothing from that expert."""
 
     name = "stg.moe_combine"
+
+    FLOP_CATEGORY: ClassVar = "other"
 
     experts = operand_def(TensorType)
     scores = operand_def(TensorType)
@@ -392,6 +430,10 @@ class MoeCombineOp(_MoeOp):
         # a multiply-add per hidden element for each of a token's k experts
         return 2 * self.top_k.value.data * tensor_type(self.result).local_numel()
 
+    def sharding_signature(self) -> Signature:
+        return Signature(["ech", "te"], ["th"], Linearity.FIRST, unsplit={"e"}, tied=[{"t", "c"}])
+
+
 
 @irdl_op_definition
 class OpaqueOp(ComputeOp):
@@ -399,6 +441,9 @@ class OpaqueOp(ComputeOp):
     `stg.opaque "fused_kernel" (%a) flops <2*B*H> bytes <4*B*H> : (T) -> (T)`."""
 
     name = "stg.opaque"
+
+    FLOP_CATEGORY: ClassVar = "other"
+    NO_GRADIENT: ClassVar = "it carries only a cost, no semantics to differentiate"
 
     callee = prop_def(StringAttr)
     flop_count = prop_def(ExprAttr)

@@ -122,6 +122,14 @@ class VjpOp(IRDLOperation, CostInterface):
     def flops(self) -> Expr:
         return sum_exprs(op.backward_flops() for op in self.forward_ops if isinstance(op, CostInterface))
 
+    def flop_category(self) -> str:
+        """A fused backward kernel runs as its forward op did; one holding an attention
+        is an attention kernel, whatever else it fuses."""
+        inner = [op for op in self.forward_ops if isinstance(op, CostInterface)]
+        if any(op.flop_category() == "attention" for op in inner):
+            return "attention"
+        return inner[0].flop_category() if inner else "other"
+
     def bytes_moved(self) -> Expr:
         return io_bytes(self)
 
@@ -180,6 +188,7 @@ class _OptimizerOp(IRDLOperation, CostInterface):
 
     traits = traits_def(Pure(), MeshAxesDeclared())
     FLOPS_PER_ELEMENT: ClassVar[int]
+    FLOP_CATEGORY: ClassVar = "elementwise"
 
     def _check_like_param(self, role: str, value: SSAValue) -> None:
         p, t = tensor_type(self.param), tensor_type(value)

@@ -22,7 +22,7 @@ from stagec.dialects.stg import ElementwiseKind as E
 from stagec.dialects.stg import PhaseKind, TensorType
 from stagec.dialects.stg.state import StateOp
 from stagec.dialects.stg.structure import terminator
-from stagec.passes.autodiff.rules import RULES, AutodiffError, add, elementwise, is_differentiable, zeros
+from stagec.dialects.stg.vjp import AutodiffError, VjpInterface, add, elementwise, is_differentiable, zeros
 
 
 @dataclass(frozen=True)
@@ -147,8 +147,8 @@ class BlockReverser:
                 continue
             if isinstance(op, stg.RepeatOp):
                 grads = reverse_repeat(self, op, result_cts)
-            elif (rule := RULES.get(type(op))) is not None:
-                grads = rule(self, op, result_cts)
+            elif isinstance(op, VjpInterface):
+                grads = op.vjp(self, result_cts)
             else:
                 raise AutodiffError(op, "no gradient rule in stg-autodiff")
             for operand, grad in zip(op.operands, grads):

@@ -35,12 +35,12 @@ from stagec.dialects.stg.comm import CommOp, ReshardOp
 from stagec.dialects.stg.compute import EinsumOp, ElementwiseKind, ElementwiseOp
 from stagec.dialects.stg.mesh import MeshOp
 from stagec.dialects.stg.model_ops import OpaqueOp
+from stagec.dialects.stg.sharding import Linearity, ShardingInterface, Signature
 from stagec.dialects.stg.shape_ops import ConcatOp, FillOp, ReshapeOp, SplitOp, TransposeOp, reshape_splits
 from stagec.dialects.stg.state import AssignOp, InputOp, OptimizerStateOp, ParamOp
 from stagec.dialects.stg.structure import LoopOp, PhaseOp, YieldOp, stacked, terminator, unstacked
 from stagec.dialects.stg.training import VjpOp, _OptimizerOp
 from stagec.passes.diagnostics import PassError
-from stagec.passes.shard.signatures import Linearity, Signature, signature
 from stagec.passes.shard.solver import Unshardable, Weigher, solve
 from stagec.passes.shard.strategy import IndivisibleStorage, Strategy
 
@@ -158,11 +158,10 @@ class Propagation:
                 pass
             case CommOp():
                 raise PassError("stg-shard expects an unsharded program, but it already communicates", op)
+            case ShardingInterface():
+                self.solved(op, op.sharding_signature(), list(op.operands), list(op.results))
             case _:
-                sig = signature(op)
-                if sig is None:
-                    raise PassError(f"stg-shard has no distribution rule for '{op.name}'", op)
-                self.solved(op, sig, list(op.operands), list(op.results))
+                raise PassError(f"stg-shard has no distribution rule for '{op.name}'", op)
 
     # -- op kinds ---------------------------------------------------------------------
     def solved(self, op: Operation, sig: Signature, operands: list[SSAValue], results: list[SSAValue]) -> None:
@@ -246,9 +245,9 @@ class Propagation:
 
     def vjp(self, op: VjpOp) -> None:
         (forward,) = op.forward_ops
-        sig = signature(forward)
-        if sig is None:
+        if not isinstance(forward, ShardingInterface):
             raise PassError(f"stg-shard has no distribution rule for '{forward.name}' (in this stg.vjp)", op)
+        sig = forward.sharding_signature()
         primals = list(op.primals)
         types = [self._compute.get(v, v.type) for v in primals]
         anchored = [v in self._compute for v in primals]

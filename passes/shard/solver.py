@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from stagec.dialects.stg.attributes import DistributedTensorType
-from stagec.passes.shard.signatures import Linearity, Signature
+from stagec.dialects.stg.sharding import Linearity, Signature
 from stagec.passes.shard.strategy import DimClass, Strategy, classify_shape
 
 

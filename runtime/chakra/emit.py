@@ -69,15 +69,11 @@ from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from stagec.dialects.stg.comm import (
-    AllGatherOp,
-    AllReduceOp,
     AllReduceStagesOp,
     AllToAllOp,
-    BroadcastOp,
     CollectiveOp,
     LocalSliceOp,
     RecvOp,
-    ReduceScatterOp,
     ReshardOp,
     SendOp,
 )
@@ -85,12 +81,11 @@ from stagec.dialects.stg.compute import EinsumOp
 from stagec.dialects.stg.cost import CostInterface
 from stagec.dialects.stg.memory import ReleaseOp, WaitOp
 from stagec.dialects.stg.mesh import MeshOp
+from stagec.dialects.stg.model_ops import CrossEntropyOp
 from stagec.dialects.stg.schedule import GroupOp, collective_stream, p2p_stream, stream_of
-from stagec.dialects.stg.model_ops import AttentionOp, CrossEntropyOp
 from stagec.dialects.stg.shape_ops import FillOp, ReshapeOp, SplitOp
 from stagec.dialects.stg.state import AssignOp, InputOp, OptimizerStateOp, ParamOp, StateOp
 from stagec.dialects.stg.structure import LoopOp, PhaseOp, RepeatOp, YieldOp
-from stagec.dialects.stg.training import VjpOp
 from stagec.dialects.symbolic import Expr, SymbolicError
 from stagec.runtime.chakra.ranks import RankSpace
 from stagec.runtime.chakra.schema import CommType, NodeType
@@ -121,14 +116,10 @@ class EmitOptions:
     workers: int = 0  # processes writing files; 0: one per core (at most 8)
 
 
-_COLL_TYPE = {
-    AllReduceOp: CommType.ALL_REDUCE,
-    AllReduceStagesOp: CommType.ALL_REDUCE,
-    AllGatherOp: CommType.ALL_GATHER,
-    ReduceScatterOp: CommType.REDUCE_SCATTER,
-    AllToAllOp: CommType.ALL_TO_ALL,
-    BroadcastOp: CommType.BROADCAST,
-}
+def _coll_type(op: Operation) -> CommType:
+    return CommType[op.COLLECTIVE_KIND.upper()]
+
+
 COMM_KIND_NAMES = {
     CommType.ALL_REDUCE: "all_reduce",
     CommType.ALL_GATHER: "all_gather",
@@ -542,7 +533,7 @@ class _Expander:
         d = self.deps(_group_inputs(op))
         kind = op.collective_kind()
         if kind is not None:
-            d = self.group_collective(op, kind, d)
+            d = self.group_collective(op, d)
         elif not self.comm_only:
             def make() -> Static:
                 members = op.members()
@@ -558,12 +549,12 @@ class _Expander:
         for r in op.outputs:
             self.values[id(r)] = d
 
-    def group_collective(self, op: GroupOp, kind: type, d: tuple) -> tuple:
+    def group_collective(self, op: GroupOp, d: tuple) -> tuple:
         members = op.members()
         axes = members[0].axis_names
         if self.space.group_size(axes) == 1:
             return d
-        comm_type = _COLL_TYPE[kind]
+        comm_type = _coll_type(members[0])
 
         def make() -> Static:
             size = sum(self.op_cost(m).tensor_size for m in members)
@@ -616,7 +607,7 @@ class _Expander:
 
         def make() -> Static:
             c = self.op_cost(op)
-            return _coll_static(self.label(op), _COLL_TYPE[type(op)], c.tensor_size, c.micros, ("pg", axes, among))
+            return _coll_static(self.label(op), _coll_type(op), c.tensor_size, c.micros, ("pg", axes, among))
 
         static = self.static(("op", id(op), self.phase), make)
         nid = self.add_node(static, d, stream=self.stream(op, axes, among))
@@ -651,14 +642,9 @@ def _group_inputs(op: GroupOp) -> list[SSAValue]:
 
 
 def _category(op: Operation) -> str:
-    from stagec.passes.analysis.accounting import category
+    from stagec.dialects.stg.cost import flop_category
 
-    if isinstance(op, VjpOp):
-        inner = [o for o in op.forward_ops if isinstance(o, CostInterface)]
-        if any(isinstance(o, AttentionOp) for o in inner):
-            return "attention"
-        return category(inner[0]) if inner else "other"
-    return category(op)
+    return flop_category(op)
 
 
 def _comp_static(label: str, category: str, num_ops: int, size: int, micros: float) -> Static:

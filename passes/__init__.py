@@ -71,6 +71,12 @@ def _stg_insert_releases() -> type[ModulePass]:
     return StgInsertReleases
 
 
+def _stg_vocab_parallel_cross_entropy() -> type[ModulePass]:
+    from stagec.passes.stg_vocab_parallel_cross_entropy import StgVocabParallelCrossEntropy
+
+    return StgVocabParallelCrossEntropy
+
+
 def _convert_torch_to_stg() -> type[ModulePass]:
     from stagec.passes.convert_torch_to_stg import ConvertTorchToStg
 
@@ -107,6 +113,7 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "stg-instantiate": _stg_instantiate,
         "stg-shard": _stg_shard,
         "stg-pipeline": _stg_pipeline,
+        "stg-vocab-parallel-cross-entropy": _stg_vocab_parallel_cross_entropy,
         "stg-fuse-gemms": _stg_fuse_gemms,
         "stg-fsdp-units": _stg_fsdp_units,
         "stg-bucket-gradients": _stg_bucket_gradients,

@@ -240,13 +240,25 @@ class ReduceScatterOp(CollectiveOp):
 
 @irdl_op_definition
 class AllReduceOp(CollectiveOp):
-    """Sums a partial sum over the axes; every rank gets the whole result."""
+    """Sums a partial sum over the axes; every rank gets the whole result. With `max`,
+    each rank's value is combined by max instead (the vocab-parallel cross-entropy's
+    max logit, stg.vocab_stat)."""
 
     name = "stg.all_reduce"
 
     COLLECTIVE_KIND: ClassVar = "all_reduce"
 
+    maximum = opt_prop_def(UnitAttr, prop_name="max")
+
     LAYOUT_RULE: ClassVar = staticmethod(rules.check_all_reduce)
+
+    def _print_extra(self, printer: Printer) -> None:
+        if self.maximum is not None:
+            printer.print_string(" max")
+
+    @classmethod
+    def _parse_extra(cls, parser: Parser) -> dict[str, Attribute]:
+        return {"max": UnitAttr()} if parser.parse_optional_keyword("max") is not None else {}
 
 
 @irdl_op_definition

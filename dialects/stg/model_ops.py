@@ -5,10 +5,16 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from enum import auto
+
 from xdsl.dialects.builtin import I64, IntegerAttr, IntegerType, StringAttr, UnitAttr, i64
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import SpacedOpaqueSyntaxAttribute
 from xdsl.irdl import (
+    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     result_def,
@@ -18,6 +24,7 @@ from xdsl.irdl import (
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
 from stagec.dialects.stg.attributes import DistributedTensorType, ExprAttr, TensorType
 from stagec.dialects.stg.compute import ComputeOp, DataMovementOp, check_dims, tensor_type
@@ -267,6 +274,107 @@ class CrossEntropyOp(ComputeOp, ShardingInterface, FusedVjp):
         tokens = letters(tensor_type(self.labels).rank)
         return Signature([tokens + "v", tokens], [""], Linearity.NONE, combined={"v"})
 
+
+class VocabStatKind(StrEnum):
+    MAX = auto()
+    TARGET = auto()
+    SUM_EXP = auto()
+
+
+@irdl_attr_definition
+class VocabStatKindAttr(EnumAttribute[VocabStatKind], SpacedOpaqueSyntaxAttribute):
+    name = "stg.vocab_stat_kind"
+
+
+@irdl_op_definition
+class VocabStatOp(ComputeOp):
+    """One statistic per token of this rank's vocab shard, for Megatron's vocab-parallel
+    cross-entropy (stg-vocab-parallel-cross-entropy): `max` of its logits, the `target`
+    (label's) logit where its shard holds the label (0 elsewhere), `sum_exp` of
+    exp(logit - max) given the group's max. The result is one value per rank of the
+    vocab group, combined by an all-reduce over the vocab axes (with `max` for the max):
+
+        %m = stg.vocab_stat max %logits, %labels : !stg.tensor<[B, S, V/tp], bf16>, !stg.tensor<[B, S], i64> -> !stg.tensor<[B, S] @tp, f32>
+    """
+
+    name = "stg.vocab_stat"
+
+    FLOP_CATEGORY: ClassVar = "elementwise"
+    NO_GRADIENT: ClassVar = "stg-vocab-parallel-cross-entropy makes it after stg-autodiff; stg.vjp recomputes the fused loss"
+
+    kind = prop_def(VocabStatKindAttr)
+    logits = operand_def(TensorType)
+    labels = operand_def(TensorType)
+    maximum = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+
+    assembly_format = ("$kind $logits `,` $labels (`,` $maximum^)? attr-dict `:` type($logits) `,` type($labels) "
+                       "(`,` type($maximum)^)? `->` type($result)")
+
+    def __init__(self, kind: VocabStatKind, logits, labels, maximum=None, *, result_type: TensorType):
+        super().__init__(operands=[logits, labels, [maximum] if maximum is not None else []],
+                         result_types=[result_type], properties={"kind": VocabStatKindAttr(kind)})
+
+    def verify_(self) -> None:
+        kind = self.kind.data
+        what = f"vocab_stat {kind}"
+        logits, labels = tensor_type(self.logits), tensor_type(self.labels)
+        _require_integer(what, labels, "labels")
+        require_no_partial(what, logits, "logits")
+        axes = logits.splits[-1] if logits.rank else ()
+        if not axes:
+            raise VerifyException(f"{what}: the logits' vocab dim must be split (a whole vocab needs no statistics)")
+        if logits.shape[:-1] != labels.shape or logits.splits[:-1] != labels.splits:
+            raise VerifyException(f"{what}: labels {labels.layout_str()} must match the logits' token dims "
+                                  f"{logits.layout_str()}")
+        if (self.maximum is not None) != (kind == VocabStatKind.SUM_EXP):
+            raise VerifyException(f"{what}: sum_exp, and only it, takes the vocab group's max")
+        check_result(what, tensor_type(self.result), labels.shape, labels.splits, set(axes))
+        if self.maximum is not None:
+            check_result(what + " (its max)", tensor_type(self.maximum), labels.shape, labels.splits, ())
+
+    def flops(self) -> Expr:
+        # max: 1 a logit; sum_exp: subtract, exp, add a logit; target: a gather a token
+        per_logit = {VocabStatKind.MAX: 1, VocabStatKind.SUM_EXP: 3, VocabStatKind.TARGET: 0}[self.kind.data]
+        per_token = 1 if self.kind.data == VocabStatKind.TARGET else 0
+        return per_logit * tensor_type(self.logits).local_numel() + per_token * tensor_type(self.labels).local_numel()
+
+
+@irdl_op_definition
+class VocabCrossEntropyOp(ComputeOp):
+    """The mean token cross-entropy from the vocab group's statistics: log(sum_exp) +
+    max - target per token, over the global batch's token count (a partial sum over
+    the axes that split the tokens, as stg.cross_entropy's):
+
+        %loss = stg.vocab_cross_entropy %max, %target, %sum_exp : !stg.tensor<[B/dp, S], f32>, ... -> !stg.tensor<[] @dp, f32>
+    """
+
+    name = "stg.vocab_cross_entropy"
+
+    FLOP_CATEGORY: ClassVar = "elementwise"
+    NO_GRADIENT: ClassVar = "stg-vocab-parallel-cross-entropy makes it after stg-autodiff; stg.vjp recomputes the fused loss"
+
+    maximum = operand_def(TensorType)
+    target = operand_def(TensorType)
+    sum_exp = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    assembly_format = ("$maximum `,` $target `,` $sum_exp attr-dict `:` type($maximum) `,` type($target) `,` "
+                       "type($sum_exp) `->` type($result)")
+
+    def __init__(self, maximum, target, sum_exp, result_type: TensorType):
+        super().__init__(operands=[maximum, target, sum_exp], result_types=[result_type])
+
+    def verify_(self) -> None:
+        what = "vocab_cross_entropy"
+        stats = [tensor_type(v) for v in (self.maximum, self.target, self.sum_exp)]
+        if len(set(stats)) != 1 or stats[0].partial_axes:
+            raise VerifyException(f"{what}: max, target and sum_exp are the same whole per-token statistics, not "
+                                  f"{', '.join(s.layout_str() for s in stats)}")
+        check_result(what, tensor_type(self.result), (), (), {a for s in stats[0].splits for a in s})
+
+    def flops(self) -> Expr:
+        return tensor_type(self.maximum).local_numel()  # log and the sum a token
 
 
 @irdl_op_definition

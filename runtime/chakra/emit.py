@@ -414,8 +414,9 @@ class _Expander:
                 steps.append((5, op, self.run_phase, None))
             elif isinstance(op, func.CallOp):
                 steps.append((5, op, self.call, None))
-            elif isinstance(op, CrossEntropyOp):
-                steps.append((5, op, self.cross_entropy, None))
+            elif isinstance(op, CrossEntropyOp) and op.logits.type.splits[-1]:
+                raise EmitError("a cross-entropy over a split vocab: run stg-vocab-parallel-cross-entropy before "
+                                "emitting a trace (its all-reduces are ops of the scheduled form)")
             elif isinstance(op, CostInterface):
                 # offload/reload copies run as compute nodes: Chakra's memory nodes need
                 # a remote-memory configuration ASTRA-sim does not have by default
@@ -565,24 +566,6 @@ class _Expander:
 
         static = self.static(("op", id(op), self.phase), make)
         return (self.add_node(static, d, stream=self.stream(op, axes), issue=op.ready is None),)
-
-    def cross_entropy(self, op: CrossEntropyOp) -> None:
-        d = self.deps(op.operands)
-        if not self.comm_only:
-            for i, (kind, axes, nbytes) in enumerate(op.vocab_collectives()):
-                size = self.int(nbytes, "a vocab-parallel cross-entropy's all-reduce")
-                if self.space.group_size(axes) == 1:
-                    continue
-
-                def make(axes=axes, size=size, i=i) -> Static:
-                    micros = self.cost.collective_micros(kind, size, self.space.group_size(axes))
-                    return _coll_static(self.label(op, f"ce_allreduce{i}"), CommType.ALL_REDUCE, size, micros,
-                                        ("pg", tuple(axes), None))
-
-                static = self.static(("ce", id(op), i, self.phase), make)
-                d = (self.add_node(static, d, stream=self.stream(None, axes)),) + d
-            d = (self.add_node(self.compute_static(op), tuple(sorted(set(d)))),)
-        self.values[id(op.result)] = d
 
     # -- communication ---------------------------------------------------------------------
 

@@ -22,6 +22,9 @@ from stagec.dialects.stg.model_ops import (
     MoeDispatchOp,
     OpaqueOp,
     SsmScanOp,
+    VocabCrossEntropyOp,
+    VocabStatKind,
+    VocabStatOp,
 )
 from stagec.runtime.interpreter.errors import InterpreterError
 from stagec.runtime.interpreter.registry import Rank, implements, per_rank
@@ -109,6 +112,37 @@ def _cross_entropy(op: CrossEntropyOp, rank: Rank, logits: torch.Tensor, labels:
         raise InterpreterError(f"labels must lie in [0, {vocab}), got [{targets.min()}, {targets.max()}]")
     losses = torch.logsumexp(flat, dim=-1) - flat.gather(1, targets.unsqueeze(1)).squeeze(1)
     tokens = math.prod(rank.sizes.global_shape(op.labels.type))
+    return (losses.sum() / tokens).to(torch_dtype(op.result.type.element_type))
+
+
+@per_rank(VocabStatOp)
+def vocab_stat(op: VocabStatOp, rank: Rank, logits: torch.Tensor, labels: torch.Tensor,
+               maximum: torch.Tensor | None = None) -> torch.Tensor:
+    """This rank's share of a vocab-parallel cross-entropy statistic: over its vocab
+    shard, the max logit, the label's logit (0 where another shard holds the label), or
+    the sum of exp(logit - the group's max)."""
+    x = logits.to(compute_dtype(logits.dtype))
+    dtype = torch_dtype(op.result.type.element_type)
+    kind = op.kind.data
+    if kind == VocabStatKind.MAX:
+        return x.amax(dim=-1).to(dtype)
+    if kind == VocabStatKind.SUM_EXP:
+        return torch.exp(x - maximum.to(x.dtype).unsqueeze(-1)).sum(dim=-1).to(dtype)
+    shard = x.shape[-1]
+    start = rank.block_start(op.logits.type.splits[-1], shard)
+    local = labels.long() - start
+    mine = (local >= 0) & (local < shard)
+    picked = x.gather(-1, local.clamp(0, shard - 1).unsqueeze(-1)).squeeze(-1)
+    return torch.where(mine, picked, torch.zeros_like(picked)).to(dtype)
+
+
+@per_rank(VocabCrossEntropyOp)
+def vocab_cross_entropy(op: VocabCrossEntropyOp, rank: Rank, maximum: torch.Tensor, target: torch.Tensor,
+                        sum_exp: torch.Tensor) -> torch.Tensor:
+    """Sum over local tokens of log(sum_exp) + max - target, over the global batch's
+    token count (the fused stg.cross_entropy's loss, from the group's statistics)."""
+    losses = torch.log(sum_exp) + maximum - target
+    tokens = math.prod(rank.sizes.global_shape(op.maximum.type))
     return (losses.sum() / tokens).to(torch_dtype(op.result.type.element_type))
 
 

@@ -22,6 +22,7 @@ from stagec.dialects.stg.mesh import MeshOp
 from stagec.dialects.stg.model_ops import OpaqueOp
 from stagec.dialects.stg.shape_ops import ConcatOp, FillOp, ReshapeOp, SplitOp, TransposeOp
 from stagec.dialects.stg.sharding import ShardingInterface
+from stagec.dialects.stg.model_ops import VocabCrossEntropyOp, VocabStatOp
 from stagec.dialects.stg.structure import YieldOp
 from stagec.dialects.stg.training import AdamOp, SgdOp, VjpOp
 from stagec.dialects.stg.vjp import AutodiffError, VjpInterface
@@ -35,6 +36,9 @@ OPS = list(STG.operations)
 # Ops whose layout is not an index space: stg-shard lays each out by its own rule
 # (passes/shard/propagate.py), so they declare no signature.
 LAID_OUT_BY_STG_SHARD = {ReshapeOp, TransposeOp, ConcatOp, SplitOp, FillOp, OpaqueOp}
+# Ops a pass after stg-shard makes from ops already laid out (the vocab-parallel
+# cross-entropy's statistics and combine, stg-vocab-parallel-cross-entropy): never sharded.
+MADE_AFTER_STG_SHARD = {VocabStatOp, VocabCrossEntropyOp}
 # Ops the interpreter reads rather than runs: the mesh when it starts, a yield as the
 # end of its block.
 NOT_RUN_BY_THE_INTERPRETER = {MeshOp, YieldOp}
@@ -70,7 +74,7 @@ RULES = [
      "the cost model, Chakra's num_ops/tensor_size and the accounting read it from every op that computes or moves data"),
     ("FLOP category", costs, declares_category,
      "the roofline and the Chakra node category of its FLOPs (gemm/attention/elementwise/other)"),
-    ("sharding signature (ShardingInterface)", lambda op: is_compute(op) and op not in LAID_OUT_BY_STG_SHARD,
+    ("sharding signature (ShardingInterface)", lambda op: is_compute(op) and op not in LAID_OUT_BY_STG_SHARD | MADE_AFTER_STG_SHARD,
      lambda op: issubclass(op, ShardingInterface),
      "stg-shard distributes a compute op by its index signature"),
     ("VJP rule or NO_GRADIENT", is_compute,

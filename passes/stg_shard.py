@@ -48,12 +48,13 @@ from fnmatch import fnmatchcase
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from stagec.dialects.stg.attributes import DistributedTensorType, TensorType
+from stagec.dialects.stg.config import config_bindings
 from stagec.dialects.stg.mesh import MeshOp
 from stagec.dialects.stg.state import InputOp, ParamOp
 from stagec.dialects.symbolic import Expr
@@ -84,7 +85,7 @@ class StgShard(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         mesh = _mesh(op)
-        known = _config(op)
+        known = config_bindings(op)
         sizes = self._sizes(op, mesh, known)
         if self.sp and not {"tp", *TP_FACTORS} & set(sizes):
             raise PassError("sp=true splits the sequence over tp; give tp > 1", op)
@@ -163,13 +164,6 @@ def _mesh(module: ModuleOp) -> MeshOp | None:
     if len(meshes) > 1:
         raise PassError("the module declares more than one stg.mesh", meshes[1])
     return meshes[0] if meshes else None
-
-
-def _config(module: ModuleOp) -> dict[str, int]:
-    config = module.attributes.get("stg.config")
-    if not isinstance(config, DictionaryAttr):
-        return {}
-    return {k: v.value.data for k, v in config.data.items() if isinstance(v, IntegerAttr)}
 
 
 def _factor_tp(sizes: dict[str, Expr], known: dict[str, int], module: ModuleOp) -> dict[str, Expr]:

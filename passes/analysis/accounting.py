@@ -39,10 +39,11 @@ from fractions import Fraction
 from math import prod
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation
 
 from stagec.dialects.stg.compute import EinsumOp, ElementwiseOp, NormOp, ReduceOp, SoftmaxOp
+from stagec.dialects.stg.config import config_bindings
 from stagec.dialects.stg.cost import CostInterface
 from stagec.dialects.stg.mesh import MeshOp
 from stagec.dialects.stg.model_ops import AttentionOp, CrossEntropyOp, SsmScanOp
@@ -137,12 +138,7 @@ def count_flops(function: func.FuncOp, ev: Evaluator) -> dict[str, FlopCounts]:
 
 def module_bindings(module: ModuleOp, bindings: Mapping[str, int] | None = None) -> dict[str, int]:
     """The module's `stg.config`, the mesh sizes it fixes, then `bindings`."""
-    env: dict[str, int] = {}
-    config = module.attributes.get("stg.config")
-    if isinstance(config, DictionaryAttr):
-        for name, value in config.data.items():
-            if isinstance(value, IntegerAttr):
-                env[name] = value.value.data
+    env = config_bindings(module)
     given = dict(bindings or {})
     env.update(given)
     for mesh in mesh_ops(module):

@@ -17,10 +17,10 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     NoneAttr,
     StringAttr,
-    i64,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
+from stagec.dialects.stg import config as stg_config
 from stagec.dialects import stg
 from stagec.dialects.stg import TensorType
 from stagec.dialects.symbolic import Expr, product
@@ -367,8 +367,6 @@ def build_module(converter: Converter, loss: SSAValue, model: str) -> ModuleOp:
 
 
 def set_config(module: ModuleOp, symbols: ModelSymbols) -> None:
-    from stagec.frontends.templates.blocks import SYMBOL_ORDER
-
     used = set()
     for op in module.walk():
         for r in op.results:
@@ -379,7 +377,5 @@ def set_config(module: ModuleOp, symbols: ModelSymbols) -> None:
             used |= op.heads.data.symbols | op.kv_heads.data.symbols
         if isinstance(op, stg.RepeatOp):
             used |= op.count_expr.symbols
-    order = {n: i for i, n in enumerate(SYMBOL_ORDER)}
-    names = sorted((n for n in used if n in symbols.values), key=lambda n: (order.get(n, len(order)), n))
-    module.attributes["stg.config"] = DictionaryAttr({n: IntegerAttr(symbols.values[n], i64) for n in names})
+    stg_config.set_config(module, {n: symbols.values[n] for n in used if n in symbols.values})
 

@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
+from stagec.dialects.stg.names import FORWARD_FUNCTION
 from stagec.dialects.stg.config import set_config
 from stagec.dialects import stg
 from stagec.dialects.stg import ElementwiseKind as EW
@@ -221,7 +222,7 @@ class Builder:
     def forward_module(self, body: Callable[[], SSAValue]) -> ModuleOp:
         """`func.func @forward() -> loss` around `body`, in a module carrying
         `stg.model` and `stg.config` (the symbols bound while building)."""
-        forward = func.FuncOp("forward", ((), (TensorType([], self.wide),)))
+        forward = func.FuncOp(FORWARD_FUNCTION, ((), (TensorType([], self.wide),)))
         with ImplicitBuilder(forward.body):
             func.ReturnOp(body())
         module = ModuleOp([forward])

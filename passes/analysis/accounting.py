@@ -42,6 +42,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation
 
+from stagec.dialects.stg.names import FORWARD_FUNCTION, TRAIN_STEP_FUNCTION, PhaseKind
 from stagec.dialects.stg.compute import EinsumOp, ElementwiseOp, NormOp, ReduceOp, SoftmaxOp
 from stagec.dialects.stg.config import config_bindings
 from stagec.dialects.stg.cost import CostInterface
@@ -62,7 +63,7 @@ from stagec.passes.analysis.memory import (
 )
 
 CATEGORIES = ("gemm", "attention", "elementwise", "other")
-PHASES = ("forward", "backward", "recompute", "optimizer", "")
+PHASES = (*(kind.value for kind in PhaseKind), "")  # "": outside any phase
 
 _ELEMENTWISE = (ElementwiseOp, NormOp, SoftmaxOp, ReduceOp, CrossEntropyOp, SsmScanOp, AdamOp, SgdOp)
 
@@ -171,7 +172,7 @@ def find_function(module: ModuleOp, name: str | None = None) -> func.FuncOp:
         if name not in funcs:
             raise AccountingError(f"no function @{name} in the module (it has {', '.join(sorted(funcs)) or 'none'})")
         return funcs[name]
-    for preferred in ("train_step", "forward"):
+    for preferred in (TRAIN_STEP_FUNCTION, FORWARD_FUNCTION):
         if preferred in funcs:
             return funcs[preferred]
     if len(funcs) == 1:

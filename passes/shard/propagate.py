@@ -35,6 +35,7 @@ from stagec.dialects.stg.comm import CommOp, ReshardOp
 from stagec.dialects.stg.compute import EinsumOp, ElementwiseKind, ElementwiseOp
 from stagec.dialects.stg.mesh import MeshOp
 from stagec.dialects.stg.model_ops import OpaqueOp
+from stagec.dialects.stg.names import GRAD
 from stagec.dialects.stg.shape_ops import ConcatOp, FillOp, ReshapeOp, SplitOp, TransposeOp, reshape_splits
 from stagec.dialects.stg.state import AssignOp, InputOp, OptimizerStateOp, ParamOp
 from stagec.dialects.stg.structure import LoopOp, PhaseOp, YieldOp, stacked, terminator, unstacked
@@ -80,7 +81,7 @@ class Propagation:
                 self.states[key] = self.param_layouts(key[0], ty)[1]
             elif param_type is not None and ty.shape == param_type.shape:
                 storage = self.param_layouts(key[1], param_type)[1]
-                if self.strategy.zero >= (2 if key[0] == "grad" else 1):
+                if self.strategy.zero >= (2 if key[0] == GRAD else 1):
                     storage = self.strategy.zero_storage(storage, self.known, key[1])
                 self.states[key] = type(ty)(storage.dims.data, ty.element_type)
             else:
@@ -189,7 +190,7 @@ class Propagation:
         partial = frozenset().union(*(v.type.partial_axes for v in operands))
         for value in operands:
             owner = value.owner
-            if isinstance(owner, OptimizerStateOp) and owner.tensor_name.data == "grad":
+            if isinstance(owner, OptimizerStateOp) and owner.tensor_name.data == GRAD:
                 key = (owner.tensor_name.data, owner.param.data)
                 layout = self.states[key]
                 extra = partial - layout.partial_axes - {a for s in layout.splits for a in s}
@@ -217,7 +218,7 @@ class Propagation:
         key = op.key
         value = op.value
         target = self.state_layout(key, value.type, self._param_types.get(key[1] or ""))
-        if key[0] == "grad" and key[1] is not None:
+        if key[0] == GRAD and key[1] is not None:
             extra = value.type.partial_axes - target.partial_axes - {a for s in target.splits for a in s}
             if extra and value.type.splits == target.splits:
                 self.states[key] = target.with_layout(None, target.partial_axes | extra)

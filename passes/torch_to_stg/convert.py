@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
+from stagec.dialects.stg.names import FORWARD_FUNCTION
 from stagec.dialects.stg import config as stg_config
 from stagec.dialects import stg
 from stagec.dialects.stg import TensorType
@@ -360,7 +361,7 @@ def build_module(converter: Converter, loss: SSAValue, model: str) -> ModuleOp:
     block.add_op(func.ReturnOp(loss))
     dce(block)
     sink(block, converter.layer)
-    forward = func.FuncOp("forward", ((), (loss.type,)), Region(block))
+    forward = func.FuncOp(FORWARD_FUNCTION, ((), (loss.type,)), Region(block))
     module = ModuleOp([forward])
     module.attributes["stg.model"] = StringAttr(model)
     return module

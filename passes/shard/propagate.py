@@ -28,7 +28,8 @@ from collections.abc import Mapping
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.rewriter import Rewriter
 
 from stagec.dialects.stg.attributes import DistributedTensorType, TensorType, element_bytes
 from stagec.dialects.stg.comm import CommOp, ReshardOp
@@ -48,9 +49,12 @@ from stagec.passes.shard.strategy import IndivisibleStorage, Strategy
 StateKey = tuple[str, str | None]
 
 
-def retype(value: SSAValue, ty) -> None:
-    """Gives an SSA value a new type in place (its uses see it at once)."""
-    value._type = ty  # noqa: SLF001 - xDSL has no public setter for result types
+def retype(value: SSAValue, ty: Attribute) -> SSAValue:
+    """`value` as type `ty`: a new SSA value in its place, which its uses now use (the
+    old one is dead, so a caller keeps the returned value)."""
+    if value.type == ty:
+        return value
+    return Rewriter.replace_value_with_new_type(value, ty)
 
 
 class Propagation:
@@ -319,8 +323,7 @@ class Propagation:
         if isinstance(owner, FillOp) and (not target.partial_axes or owner.value.value.data == 0.0):
             # a constant is made in any layout where it is used, with no communication
             if sum(1 for _ in value.uses) == 1:
-                retype(value, target)
-                return value
+                return retype(value, target)
             fill = FillOp(owner.value.value.data, TensorType(target.dims.data, target.element_type, target.partial_axes))
             user.parent_block().insert_op_before(fill, user)
             for use in list(value.uses):

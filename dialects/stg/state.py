@@ -28,6 +28,7 @@ from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_d
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 from xdsl.utils.exceptions import VerifyException
 
+from stagec.dialects.stg.names import GRAD
 from stagec.dialects.stg.attributes import TensorType
 from stagec.dialects.stg.mesh import MeshAxesDeclared
 
@@ -113,7 +114,7 @@ class OptimizerStateOp(StateOp):
         super().__init__(name, result_type, layer, param=param)
 
     def _may_be_partial(self) -> bool:
-        return self.tensor_name.data == "grad"  # a lazily reduced gradient buffer (stg.assign)
+        return self.tensor_name.data == GRAD  # a lazily reduced gradient buffer (stg.assign)
 
     def verify_(self) -> None:
         super().verify_()
@@ -157,7 +158,7 @@ class AssignOp(LayerAddressed, IRDLOperation):
         self._verify_layer()
         if not self.state_name.data or (self.param is not None and not self.param.data):
             raise VerifyException("'stg.assign' needs a non-empty state name")
-        if self.value.type.partial_axes and self.state_name.data != "grad":
+        if self.value.type.partial_axes and self.state_name.data != GRAD:
             raise VerifyException(
                 f"'stg.assign' to \"{self.state_name.data}\": only a gradient buffer may be stored as a "
                 f"partial sum ({self.value.type.layout_str()}); reduce it first"

@@ -45,6 +45,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from stagec.dialects.stg.names import EXP_AVG, EXP_AVG_SQ, GRAD
 from stagec.dialects.stg.attributes import DistributedTensorType, TensorType
 from stagec.dialects.stg.compute import dims_property, tensor_type
 from stagec.dialects.stg.cost import CostInterface, io_bytes
@@ -263,7 +264,7 @@ class AdamOp(_OptimizerOp):
         )
 
     def verify_(self) -> None:
-        for role, v in (("grad", self.grad), ("exp_avg", self.exp_avg), ("exp_avg_sq", self.exp_avg_sq)):
+        for role, v in ((GRAD, self.grad), (EXP_AVG, self.exp_avg), (EXP_AVG_SQ, self.exp_avg_sq)):
             self._check_like_param(role, v)
         if tensor_type(self.step).rank != 0:
             raise VerifyException(f"'stg.adam': the step count is a scalar, not {tensor_type(self.step).layout_str()}")
@@ -314,7 +315,7 @@ class SgdOp(_OptimizerOp):
         )
 
     def verify_(self) -> None:
-        self._check_like_param("grad", self.grad)
+        self._check_like_param(GRAD, self.grad)
         if (self.momentum_buffer is None) != (self.momentum is None):
             raise VerifyException("'stg.sgd': a momentum buffer and a {momentum = ...} factor come together")
         if self.momentum_buffer is not None:

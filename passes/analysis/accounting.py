@@ -35,9 +35,11 @@ from fractions import Fraction
 from math import prod
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 
+from stagec.dialects.stg.config import config_bindings
 from stagec.dialects.stg.cost import FLOP_CATEGORIES, CostInterface, flop_category
+from stagec.dialects.stg.names import FORWARD_FUNCTION, TRAIN_STEP_FUNCTION, PhaseKind
 from stagec.dialects.stg.mesh import MeshOp
 from stagec.dialects.stg.state import InputOp, ParamOp
 from stagec.dialects.stg.structure import LoopOp, PhaseOp
@@ -53,7 +55,7 @@ from stagec.passes.analysis.memory import (
     repeat_multiplicity,
 )
 
-PHASES = ("forward", "backward", "recompute", "optimizer", "")
+PHASES = (*(kind.value for kind in PhaseKind), "")  # "": outside any phase
 
 
 @dataclass(frozen=True)
@@ -116,12 +118,7 @@ def count_flops(function: func.FuncOp, ev: Evaluator) -> dict[str, FlopCounts]:
 
 def module_bindings(module: ModuleOp, bindings: Mapping[str, int] | None = None) -> dict[str, int]:
     """The module's `stg.config`, the mesh sizes it fixes, then `bindings`."""
-    env: dict[str, int] = {}
-    config = module.attributes.get("stg.config")
-    if isinstance(config, DictionaryAttr):
-        for name, value in config.data.items():
-            if isinstance(value, IntegerAttr):
-                env[name] = value.value.data
+    env = config_bindings(module)
     given = dict(bindings or {})
     env.update(given)
     for mesh in mesh_ops(module):
@@ -154,7 +151,7 @@ def find_function(module: ModuleOp, name: str | None = None) -> func.FuncOp:
         if name not in funcs:
             raise AccountingError(f"no function @{name} in the module (it has {', '.join(sorted(funcs)) or 'none'})")
         return funcs[name]
-    for preferred in ("train_step", "forward"):
+    for preferred in (TRAIN_STEP_FUNCTION, FORWARD_FUNCTION):
         if preferred in funcs:
             return funcs[preferred]
     if len(funcs) == 1:

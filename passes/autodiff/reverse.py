@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from xdsl.ir import Block, Operation, Region, SSAValue
 
+from stagec.dialects.stg.names import GRAD
 from stagec.dialects import stg
 from stagec.dialects.stg import ElementwiseKind as E
 from stagec.dialects.stg import PhaseKind, TensorType
@@ -170,9 +171,9 @@ class BlockReverser:
             if grad.type != grad_type:
                 grad = elementwise(self, E.CAST, [grad], grad_type)
             if self.policy.accumulate:
-                held = self.emit(stg.OptimizerStateOp("grad", name, grad_type)).results[0]
+                held = self.emit(stg.OptimizerStateOp(GRAD, name, grad_type)).results[0]
                 grad = add(self, held, grad)
-            self.emit(stg.AssignOp(grad, "grad", name))
+            self.emit(stg.AssignOp(grad, GRAD, name))
 
 
 def reverse_repeat(outer: BlockReverser, op: stg.RepeatOp, result_cts) -> list[SSAValue | None]:

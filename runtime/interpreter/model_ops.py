@@ -26,6 +26,7 @@ from stagec.dialects.stg.model_ops import (
     VocabStatKind,
     VocabStatOp,
 )
+from stagec.dialects.stg.moe_routing import route
 from stagec.runtime.interpreter.errors import InterpreterError
 from stagec.runtime.interpreter.registry import Rank, implements, per_rank
 from stagec.runtime.interpreter.tensor_types import compute_dtype, torch_dtype
@@ -159,25 +160,6 @@ def ssm_scan(op: SsmScanOp, rank: Rank, decay: torch.Tensor, x: torch.Tensor) ->
 
 
 # -- MoE routing -------------------------------------------------------------------------
-
-
-def route(scores: torch.Tensor, top_k: int, capacity: int):
-    """moe_dispatch's routing: each token's top-k experts (descending score, ties to the
-    lower expert index), its slot in an expert = the earlier tokens routed there, and
-    slots past capacity dropped. Returns the kept (token, expert, slot) triples and each
-    token's top-k experts [T, k].
-
-    With the tokens split over ranks, each rank routes its own tokens into its own
-    block of the capacity dim (a per-rank capacity, as expert-parallel training does).
-    Slots then differ from the unsharded routing, and so may drops; what moe_combine
-    returns per token is the same wherever neither drops a token."""
-    chosen = torch.sort(scores, dim=-1, descending=True, stable=True).indices[:, :top_k]
-    routed = torch.zeros(scores.shape, dtype=torch.bool).scatter(1, chosen, True)
-    slots = routed.long().cumsum(dim=0) - 1
-    token, expert = routed.nonzero(as_tuple=True)
-    slot = slots[token, expert]
-    kept = slot < capacity
-    return token[kept], expert[kept], slot[kept], chosen
 
 
 @per_rank(MoeDispatchOp)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 
 import pytest
 from xdsl.parser import Parser
@@ -21,9 +20,7 @@ from stagec.runtime.chakra.check import check_trace
 from stagec.runtime.chakra.schema import CommType, NodeType
 from stagec.runtime.chakra.wire import read_trace
 from stagec.tools.pipeline_spec import build_pipeline
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "templates"))
-from tiny_configs import TINY  # noqa: E402
+from tests.unit.templates.tiny_configs import TINY
 
 # stage.md Table III's Megatron MLP on two tp ranks (the README's example)
 MLP = """

@@ -9,9 +9,6 @@ exempt from a rule are listed with the reason.
 from __future__ import annotations
 
 import pytest
-from xdsl.dialects.builtin import f64
-from xdsl.ir import Block
-
 import stagec.runtime.interpreter.interpreter  # noqa: F401  (registers the kernels)
 from stagec.dialects.stg import STG, ElementwiseKind, ElementwiseOp, TensorType
 from stagec.dialects.stg.comm import CollectiveOp, CommOp, P2POp
@@ -19,10 +16,15 @@ from stagec.dialects.stg.compute import ARITY, ELEMENTWISE_FLOPS, ComputeOp
 from stagec.dialects.stg.cost import FLOP_CATEGORIES, CostInterface
 from stagec.dialects.stg.memory import OffloadOp, ReloadOp
 from stagec.dialects.stg.mesh import MeshOp
-from stagec.dialects.stg.model_ops import OpaqueOp
-from stagec.dialects.stg.shape_ops import ConcatOp, FillOp, ReshapeOp, SplitOp, TransposeOp
+from stagec.dialects.stg.model_ops import OpaqueOp, VocabCrossEntropyOp, VocabStatOp
+from stagec.dialects.stg.shape_ops import (
+    ConcatOp,
+    FillOp,
+    ReshapeOp,
+    SplitOp,
+    TransposeOp,
+)
 from stagec.dialects.stg.sharding import ShardingInterface
-from stagec.dialects.stg.model_ops import VocabCrossEntropyOp, VocabStatOp
 from stagec.dialects.stg.structure import YieldOp
 from stagec.dialects.stg.training import AdamOp, SgdOp, VjpOp
 from stagec.dialects.stg.vjp import AutodiffError, VjpInterface
@@ -30,6 +32,8 @@ from stagec.dialects.symbolic import Expr
 from stagec.runtime.chakra.schema import CommType
 from stagec.runtime.interpreter.compute import BINARY, DERIVATIVE, UNARY
 from stagec.runtime.interpreter.registry import implementation_for
+from xdsl.dialects.builtin import f64
+from xdsl.ir import Block
 
 OPS = list(STG.operations)
 

@@ -5,10 +5,20 @@ the loss, and the step, the fused cross-entropy computed (float64, simulated ran
 from __future__ import annotations
 
 import pytest
-from shard_testing import assert_same_step, run, state, train_step, transformed
-
 from stagec.dialects.stg.comm import AllReduceOp
-from stagec.dialects.stg.model_ops import CrossEntropyOp, VocabCrossEntropyOp, VocabStatOp
+from stagec.dialects.stg.model_ops import (
+    CrossEntropyOp,
+    VocabCrossEntropyOp,
+    VocabStatOp,
+)
+
+from tests.unit.shard.shard_testing import (
+    assert_same_step,
+    run,
+    state,
+    train_step,
+    transformed,
+)
 
 STRATEGIES = {
     "tp2": "stg-shard{tp=2}",

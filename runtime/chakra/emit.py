@@ -1,8 +1,12 @@
-"""Chakra emission: an instantiated, sharded (and optionally pipelined) training step ->
-one `<prefix>.<rank>.et` per rank and `comm_group.json` (stage.md §IV-B2, §IV-E;
-../shared/CHAKRA.md; docs/chakra.md "Emission").
+"""Chakra emission: a training step in the scheduled form (docs/scheduled-ir.md) - sharded,
+optionally pipelined, its sizes bound - translated into one `<prefix>.<rank>.et` per
+rank and `comm_group.json` (stage.md §IV-B2, §IV-E; ../shared/CHAKRA.md; docs/chakra.md
+"Emission"). Every grouping, fusion, bucketing and ordering decision is the scheduling
+passes'; this module makes none of its own.
 
-Requires: stg IR after stg-match-collectives (no `stg.reshard` left), every size
+Requires: stg IR after stg-match-collectives (no `stg.reshard` left) and
+stg-vocab-parallel-cross-entropy (no cross-entropy over a split vocab; the other
+scheduling passes are optional: without them each op is its own node), every size
 numeric under the module's stg.config, the mesh and `bindings`, and micro-batch and
 repeat counts that evaluate. Guarantees: traces `check_trace` accepts - unique ids,
 acyclic deps, matched send/recv, identical collective sequences within each group.
@@ -15,40 +19,31 @@ How the program becomes nodes (expansion happens here, and only here):
   communicator groups and send/recv peers, which are patched per rank into
   pre-encoded bytes.
 - **Loops** (`stg.repeat`, `stg.microbatch`) are unrolled and `func.call`s inlined;
-  `--iterations N` runs the whole function N times. Data deps follow SSA use-def: a
-  carried value of iteration i+1 depends on iteration i's yield, a scanned slice on
-  the iteration that stacked it, a state read (`stg.param`, `stg.optimizer_state`)
-  on the last `stg.assign` of that state (per layer of a stack), so gradient
-  accumulation chains across micro-batches and iteration i+1's forward waits for
-  iteration i's optimizer.
+  `--iterations N` runs the whole function N times. Data deps follow SSA use-def
+  (through `stg.wait` and views): a carried value of iteration i+1 depends on
+  iteration i's yield, a scanned slice on the iteration that stacked it, a state read
+  (`stg.param`, `stg.optimizer_state`) on the last `stg.assign` of that state (per
+  layer of a stack, or the layer it names), so gradient accumulation chains across
+  micro-batches and iteration i+1's forward waits for iteration i's optimizer.
+- **One op, one node.** A compute op is a COMP node; a `stg.group` of compute ops is
+  one (its members' FLOPs, bytes and times summed); a collective, or a group of them,
+  one COMM_COLL node; send and recv their nodes.
 - **Control deps are stream order.** Compute nodes form one stream in program order
   (each depends on the previous): for a pipeline stage that order is the schedule's
-  (GPipe, 1F1B), so the trace encodes it. Each communicator group is a stream of its
-  own (NCCL orders a communicator's collectives; ASTRA-sim pairs them by order), send
-  and recv to/from each peer too. A communication node is issued when the compute
-  stream reaches it: it depends on the last compute node before it in program order
-  (a CUDA stream waits on the compute stream's event when the op is enqueued) - so an
-  FSDP all-gather starts once the compute before its place in the program has run,
-  where stg-prefetch may have moved it earlier; nothing starts at t=0 by itself.
-- **DP gradient all-reduces** (`stg.all_reduce` of a `"grad"` state, which stg-shard
-  puts in the optimizer phase: once per iteration, after accumulation) are packed into
-  buckets of at most `bucket_bytes` per communicator, in the order their gradients
-  become ready (DDP); a bucket depends on its gradients' last writes only, so it can
-  overlap the last micro-batch's backward. `bucket_bytes=0` keeps one per gradient.
-  ZeRO's (stg-shard zero=1) gradient reduce-scatters and the all-gathers of the
-  updated parameters go in Megatron's distributed-optimizer buckets instead: in the
-  same order, a bucket closes once it holds max(F, F/40 x group size) elements for
-  F = `zero_bucket_elements` (40M: Megatron's max(40M, 1M x dp)); a parameter is
-  gathered in the bucket its gradient was scattered in, issued when the last of the
-  bucket's updates has run.
-- **GEMM fusion** as the frameworks run it: einsums of one body with the same
-  equation shape that share an operand (the Q, K, V projections reading one input;
-  their weight gradients sharing the gathered input; gate and up) are one GEMM node,
-  and einsums whose results are only summed (the Q/K/V input gradients) are one GEMM
-  with the sum folded in. A vocab-parallel cross-entropy emits the three all-reduces
-  it implies (max, sum of exponentials, target logit) before its compute node.
-- Views (`stg.reshape`, `stg.split`, `stg.local_slice`, `stg.fill`, `stg.wait`) and
-  state reads and writes make no node: they pass dependencies on.
+  (GPipe, 1F1B), so the trace encodes it. Each stream the scheduled form names (or,
+  unnamed, each communicator group; each peer and direction for send and recv) is a
+  chain of its own (NCCL orders a communicator's collectives; ASTRA-sim pairs them by
+  order). A communication node is issued when the compute stream reaches it: it
+  depends on the last compute node before it in program order (a CUDA stream waits on
+  the compute stream's event when the op is enqueued) - so an FSDP all-gather starts
+  once the compute before its place in the program has run, where stg-prefetch may
+  have moved it earlier; nothing starts at t=0 by itself. A `ready` group (a gradient
+  bucket) has no issue point: it waits for its gradients' last writes only.
+- **Reuse of an exchange** (the one decision not yet a pass): an all-to-all of data
+  already exchanged the same way (the MoE dispatch's saved input, sent again in the
+  backward) reuses the first node.
+- Views (`stg.reshape`, `stg.split`, `stg.local_slice`, `stg.fill`, `stg.wait`),
+  `stg.release` and state reads and writes make no node: they pass dependencies on.
 
 COMP nodes carry `duration_micros` (the cost model, runtime/cost), `num_ops` and
 `tensor_size` (ints); collectives `comm_type`, `comm_size` (bytes: an all-gather's

@@ -1,7 +1,9 @@
 """`stagec stats`: parameters, FLOPs and peak memory of one training iteration, per rank.
 
 It only assembles the pipeline - model template -> stg-autodiff (micro-batches =
-batch / micro-batch) -> accounting with B = micro-batch, S = seq - and prints what
+batch / micro-batch) -> strategy and pipeline passes -> the scheduling passes (the
+form every backend reads, as `stagec trace` does) -> accounting with B = micro-batch,
+S = seq - and prints what
 passes/analysis/accounting.py reports. Register it in a CLI with
 `add_parser(subcommands)` and call `run(args)` for the parsed arguments; `main()`
 runs it on its own (`python -m stagec.tools.stagec_stats`).
@@ -210,6 +212,14 @@ def run(args: argparse.Namespace) -> None:
     pipeline = {"pp": args.pp, "schedule": args.schedule} if args.pp > 1 else None
     module = training_step(args.model, args.dtype, args.optimizer, micro_batches, args.recompute, strategy, pipeline,
                            frontend=args.frontend, torch_factory=args.torch_factory)
+    # the accounting reads the form every backend reads (as `stagec trace` does)
+    from stagec.passes.diagnostics import PassError
+    from stagec.passes.schedule.pipeline import schedule
+
+    try:
+        schedule(module)
+    except PassError as error:
+        raise UsageError(f"scheduling: {error}") from None
     replicas = args.dp * args.fsdp * args.ep
     try:
         result = account(module, {"B": args.micro_batch * replicas, "S": args.seq, "M": micro_batches})

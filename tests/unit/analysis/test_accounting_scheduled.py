@@ -122,3 +122,27 @@ def test_fsdp_units_are_one_call_each_and_gather_the_root_unit_sooner():
     at_head = [e for e in timeline.entries() if e.op == "stg.einsum" and e.phase == "backward"][0]
     assert sum(at_head.bytes.values()) + table + norm == after.peak_memory_bytes
     assert after.peak_memory_bytes > before.peak_memory_bytes
+
+
+def test_stats_accounts_the_scheduled_form(capsys, tmp_path):
+    """`stagec stats` runs the scheduling passes before the accounting, as `stagec
+    trace` does: --fsdp 2 with 4 sequences of 64 tokens, one per replica and
+    micro-batch, is the fsdp case above (B = 2 per micro-batch, M = 2)."""
+    import json
+
+    from stagec.tools import stagec_cli
+
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(LLAMA))
+    code = stagec_cli.main(["stats", "--model", str(config), "--fsdp", "2", "--batch", "4", "--micro-batch", "1",
+                            "--seq", "64", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    (rc,) = json.loads(out)["rank_classes"]
+    module = step("fsdp")
+    before = account(module, BINDINGS).rank_classes[0]
+    after = account(schedule(module.clone()), BINDINGS).rank_classes[0]
+    assert rc["communication"] == before.comm.as_dict()
+    assert rc["communication_calls"] == after.comm.calls_dict() == {"all_reduce": 2, "all_gather": 12, "reduce_scatter": 6}
+    assert rc["peak_memory_bytes"] == after.peak_memory_bytes != before.peak_memory_bytes
+    assert rc["flops"] == before.flops.as_dict()

@@ -1,9 +1,10 @@
 """`stagec stats`: parameters, FLOPs and peak memory of one training iteration, per rank.
 
 It only assembles the pipeline - model template -> stg-autodiff (micro-batches =
-batch / micro-batch) -> stg-shard, stg-match-collectives, stg-pipeline for the strategy
-flags (`training_passes`, which `stagec trace` runs too) -> accounting with
-B = micro-batch, S = seq - and prints what passes/analysis/accounting.py reports. Register it in a CLI with
+batch / micro-batch) -> strategy and pipeline passes -> the scheduling passes (the
+form every backend reads; `training_passes`, which `stagec trace` runs too) ->
+accounting with B = micro-batch, S = seq - and prints what passes/analysis/accounting.py
+reports. Register it in a CLI with
 `add_parser(subcommands)` and call `run(args)` for the parsed arguments; `main()`
 runs it on its own (`python -m stagec.tools.stagec_stats`).
 """

@@ -208,6 +208,8 @@ class Accounting:
                     "flops_per_token": flops["total"] / self.tokens if self.tokens else None,
                     "flops_by_phase": {p or "none": c.as_dict() for p, c in rc.flops_by_phase.items() if c.total},
                     "communication": rc.comm.as_dict(),
+                    # issued calls by kind: a coalesced group is one (comm.py)
+                    "communication_calls": rc.comm.calls_dict(),
                     "peak_memory_bytes": mem.peak_bytes,
                     "memory_breakdown_bytes": dict(mem.breakdown),
                     "persistent_bytes": dict(mem.persistent),

@@ -29,6 +29,7 @@ from stagec.dialects.stg.names import GRAD
 from stagec.dialects.stg.attributes import TensorType, TokenType, element_bytes
 from stagec.dialects.stg.comm import CommOp
 from stagec.dialects.stg.memory import OffloadOp, ReleaseOp, ReloadOp, WaitOp
+from stagec.dialects.stg.schedule import GroupOp
 from stagec.dialects.stg.shape_ops import ReshapeOp
 from stagec.dialects.stg.state import AssignOp, OptimizerStateOp, ParamOp
 from stagec.dialects.stg.structure import LoopOp, PhaseOp, YieldOp
@@ -261,7 +262,8 @@ class Liveness:
 
     def kind_of(self, value: SSAValue) -> int:
         op = value.owner
-        if isinstance(op, CommOp):
+        # a coalesced collective's results are what its members' results were
+        if isinstance(op, CommOp) or (isinstance(op, GroupOp) and op.collective_kind() is not None):
             return _COMM
         if isinstance(op, ReloadOp):
             source = self._offload_of(op.operands[0])

@@ -39,6 +39,14 @@ The memory model, by kind (KINDS):
     extends one); `stg.offload %x` ends x's device lifetime at the copy (at its
     `stg.wait` when asynchronous) and `stg.reload` makes a new device buffer. An
     offloaded persistent state is off the device from the copy until its reload.
+
+The scheduled form (docs/scheduled-ir.md) is read as it stands: a `stg.group` is one
+kernel or one call, one position, whose results are born there and are
+`communication` for a coalesced collective; values its body makes and does not yield
+(a summed GEMM's partial products) are the kernel's own, not buffers. An async op's
+token holds its payload from the issue and the `stg.wait` result aliases it, so an
+async collective costs what the synchronous one did; like the synchronous one, it
+reads its input at its position (the input is not kept alive until the wait).
 """
 
 from __future__ import annotations

@@ -11,6 +11,12 @@ staying per iteration.
 func.call runs the callee's body on the caller's ranks, in a scope of its own: its
 values are its own, and it starts outside any stg.repeat (a callee's state reads are
 not indexed by the caller's loops).
+
+stg.group (the scheduled form, dialects/stg/schedule.py) runs its body once; its
+results are what the body yields, each in a Token when the group is async. Issuing
+ops as one kernel or one coalesced call changes when they run, not what they compute,
+so a scheduled step computes exactly what the unscheduled one does; likewise a
+`stream` names where an op is issued and means nothing numerically.
 """
 
 from __future__ import annotations
@@ -19,11 +25,12 @@ import torch
 from xdsl.dialects.func import CallOp
 
 from stagec.dialects.stg.attributes import DistributedTensorType
+from stagec.dialects.stg.schedule import GroupOp
 from stagec.dialects.stg.structure import LoopOp, MicroBatchOp, PhaseOp, RepeatOp
 from stagec.runtime.interpreter.errors import InterpreterError
 from stagec.runtime.interpreter.registry import implements
 from stagec.runtime.interpreter.tensor_types import check_value
-from stagec.runtime.interpreter.values import PerRank
+from stagec.runtime.interpreter.values import PerRank, Token
 
 
 @implements(RepeatOp, MicroBatchOp)
@@ -72,6 +79,12 @@ def loop(op: LoopOp, operands, ex):
 @implements(PhaseOp)
 def phase(op: PhaseOp, operands, ex):
     return ex.run_block(op.body.block, [])
+
+
+@implements(GroupOp)
+def group(op: GroupOp, operands, ex):
+    yielded = ex.run_block(op.body.block, [])
+    return [Token(v) for v in yielded] if op.is_async is not None else yielded
 
 
 @implements(CallOp)

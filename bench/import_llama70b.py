@@ -126,6 +126,7 @@ SEQ = 4096
 def _trace_counts(module, template, strategy) -> dict:
     """Rank 0's trace node counts by category, imported and template, one micro-batch."""
     from stagec.dialects import make_context
+    from stagec.passes.schedule.pipeline import schedule
     from stagec.passes.stg_autodiff import StgAutodiff
     from stagec.passes.stg_match_collectives import StgMatchCollectives
     from stagec.passes.stg_shard import StgShard
@@ -137,7 +138,7 @@ def _trace_counts(module, template, strategy) -> dict:
         StgAutodiff(optimizer="adamw").apply(make_context(), m)
         StgShard(**options).apply(make_context(), m)
         StgMatchCollectives().apply(make_context(), m)
-        programs, _ = build_programs(m, {"B": batch, "S": SEQ, "M": 1})
+        programs, _ = build_programs(schedule(m), {"B": batch, "S": SEQ, "M": 1})
         out[name] = {"nodes": len(programs[0]), **programs[0].counts()}
     keys = set(out["imported"]) | set(out["template"])
     out["max_relative_difference"] = max(

@@ -59,6 +59,24 @@ def _stg_schedule() -> type[ModulePass]:
     return StgSchedule
 
 
+def _stg_bucket_gradients() -> type[ModulePass]:
+    from stagec.passes.stg_bucket_gradients import StgBucketGradients
+
+    return StgBucketGradients
+
+
+def _stg_insert_releases() -> type[ModulePass]:
+    from stagec.passes.stg_insert_releases import StgInsertReleases
+
+    return StgInsertReleases
+
+
+def _stg_vocab_parallel_cross_entropy() -> type[ModulePass]:
+    from stagec.passes.stg_vocab_parallel_cross_entropy import StgVocabParallelCrossEntropy
+
+    return StgVocabParallelCrossEntropy
+
+
 def _convert_torch_to_stg() -> type[ModulePass]:
     from stagec.passes.convert_torch_to_stg import ConvertTorchToStg
 
@@ -95,9 +113,12 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "stg-instantiate": _stg_instantiate,
         "stg-shard": _stg_shard,
         "stg-pipeline": _stg_pipeline,
+        "stg-vocab-parallel-cross-entropy": _stg_vocab_parallel_cross_entropy,
         "stg-fuse-gemms": _stg_fuse_gemms,
         "stg-fsdp-units": _stg_fsdp_units,
+        "stg-bucket-gradients": _stg_bucket_gradients,
         "stg-schedule": _stg_schedule,
+        "stg-insert-releases": _stg_insert_releases,
         "canonicalize": _canonicalize,
         "cse": _cse,
         "dce": _dce,

@@ -30,6 +30,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from stagec.dialects.stg.config import parse_bindings
 from stagec.passes.diagnostics import PassError
 from stagec.passes.torch_to_stg.context import ConversionError
 from stagec.passes.torch_to_stg.convert import Converter, build_module, set_config
@@ -38,14 +39,6 @@ from stagec.passes.torch_to_stg.patterns import PATTERNS
 from stagec.passes.torch_to_stg.symbols import infer_symbols
 
 __all__ = ["ConvertTorchToStg", "ConversionError", "convert_torch_to_stg"]
-
-
-def _parse_config(text: str) -> dict[str, int]:
-    out = {}
-    for item in text.replace(",", " ").split():
-        name, _, value = item.partition("=")
-        out[name] = int(value)
-    return out
 
 
 def convert_torch_to_stg(module: ModuleOp, model: str = "torch", config: dict[str, int] | None = None,
@@ -85,7 +78,7 @@ class ConvertTorchToStg(ModulePass):
     """Fold the unrolled layers into one stg.repeat."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        new = convert_torch_to_stg(op, self.model, _parse_config(self.config), self.fold)
+        new = convert_torch_to_stg(op, self.model, parse_bindings(self.config), self.fold)
         for child in list(op.ops):
             child.detach()
         for child in list(new.ops):

@@ -23,15 +23,16 @@ from xdsl.dialects.builtin import AnyFloat, ModuleOp, f32
 from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 
+from stagec.dialects.stg.names import FORWARD_FUNCTION, TRAIN_STEP_FUNCTION
 from stagec.dialects import stg
 from stagec.dialects.stg import ElementwiseKind as E
 from stagec.dialects.stg import PhaseKind, TensorType
 from stagec.dialects.stg.comm import CommOp
 from stagec.dialects.stg.structure import stacked
+from stagec.dialects.stg.vjp import AutodiffError
 from stagec.dialects.symbolic import Expr
 from stagec.passes.autodiff.optimizer import OptimizerConfig, optimizer_block, param_groups
 from stagec.passes.autodiff.reverse import BlockReverser, GradientPolicy, activity, seal_phase
-from stagec.passes.autodiff.rules import AutodiffError
 from stagec.passes.diagnostics import PassError
 
 OPTIMIZERS = ("adamw", "adam", "sgd", "none")
@@ -89,7 +90,7 @@ class StgAutodiff(ModulePass):
         if self.micro_batches < 1:
             raise PassError(f"micro_batches={self.micro_batches} must be at least 1")
         forward = next(
-            (f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == "forward"), None
+            (f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == FORWARD_FUNCTION), None
         )
         if forward is None:
             raise PassError("the module has no func.func @forward to differentiate")
@@ -165,7 +166,7 @@ class StgAutodiff(ModulePass):
 
         ret.detach()
         ret.erase()
-        train = func.FuncOp("train_step", ((), (step_loss.type,)), Region(step))
+        train = func.FuncOp(TRAIN_STEP_FUNCTION, ((), (step_loss.type,)), Region(step))
         forward.parent_block().insert_op_before(train, forward)
         forward.detach()
         forward.erase()

@@ -32,6 +32,8 @@ __all__ = ["StgFsdpUnits", "fsdp_units"]
 
 @dataclass(frozen=True)
 class StgFsdpUnits(ModulePass):
+    """Coalesce an FSDP unit's parameter all-gathers (and gradient reduce-scatters) into one stg.group."""
+
     name = "stg-fsdp-units"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -34,6 +34,8 @@ __all__ = ["StgFuseGemms", "fuse_gemms"]
 
 @dataclass(frozen=True)
 class StgFuseGemms(ModulePass):
+    """Make the einsums frameworks run as one GEMM (fused Q/K/V, gate/up, summed input gradients) one stg.group."""
+
     name = "stg-fuse-gemms"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -40,7 +40,6 @@ from xdsl.dialects.builtin import (
     FileLineColLoc,
     FunctionType,
     IntegerAttr,
-    IntegerType,
     ModuleOp,
 )
 from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SSAValue
@@ -50,6 +49,7 @@ from xdsl.utils.arg_spec import ArgSpec
 from xdsl.utils.exceptions import DiagnosticException, PassFailedException
 
 from stagec.dialects.stg import DimAttr, DistributedTensorType, ExprAttr, MeshOp
+from stagec.dialects.stg.config import CONFIG, ConfigError, config_bindings, entry_value
 from stagec.dialects.symbolic import (
     Expr,
     IndivisibleError,
@@ -58,8 +58,6 @@ from stagec.dialects.symbolic import (
 )
 
 __all__ = ["InstantiationError", "StgInstantiate", "instantiate"]
-
-CONFIG = "stg.config"
 
 
 class InstantiationError(PassFailedException):
@@ -119,7 +117,10 @@ def instantiate(
 ) -> None:
     """Substitute `bindings` (and the module's stg.config, which they override) into
     `module` in place, with the checks of the module doc; raises InstantiationError."""
-    env = _config_bindings(module)
+    try:
+        env = config_bindings(module)
+    except ConfigError as error:
+        _fail(module, str(error))
     options = _checked_bindings(bindings.items())
     _record_overrides(module, options)
     env.update(options)
@@ -147,35 +148,6 @@ def _checked_bindings(pairs: Iterable[tuple[str, int]]) -> dict[str, int]:
     return checked
 
 
-def _config_bindings(module: ModuleOp) -> dict[str, int]:
-    """The integer entries of the module's stg.config that name symbols."""
-    config = module.attributes.get(CONFIG)
-    if config is None:
-        return {}
-    if not isinstance(config, DictionaryAttr):
-        _fail(module, f"{CONFIG} must be a dictionary of the model's symbol values, not {config}")
-    env: dict[str, int] = {}
-    for key, value in config.data.items():
-        if (number := _integer(value)) is not None and _is_symbol(key):
-            env[key] = number
-    return env
-
-
-def _integer(attr: Attribute) -> int | None:
-    if isinstance(attr, IntegerAttr) and isinstance(attr.type, IntegerType):
-        if attr.type.width.data > 1:  # i1 is a flag, not a size
-            return attr.value.data
-    return None
-
-
-def _is_symbol(name: str) -> bool:
-    try:
-        Expr.sym(name)
-    except SymbolicError:
-        return False
-    return True
-
-
 def _record_overrides(module: ModuleOp, options: Mapping[str, int]) -> None:
     """Update the stg.config entries an option overrides, so that stg.config records
     the values the IR is instantiated with."""
@@ -185,7 +157,7 @@ def _record_overrides(module: ModuleOp, options: Mapping[str, int]) -> None:
     entries = dict(config.data)
     changed = False
     for key, value in config.data.items():
-        number = _integer(value)
+        number = entry_value(value)
         if number is not None and key in options and number != options[key]:
             entries[key] = IntegerAttr(options[key], value.type)
             changed = True

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, IntegerType, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -41,6 +41,7 @@ from stagec.dialects.stg.comm import (
     ReduceScatterOp,
     ReshardOp,
 )
+from stagec.dialects.stg.config import config_bindings
 from stagec.passes.collectives import MatchError, Step, match_reshard
 from stagec.passes.diagnostics import PassError
 
@@ -69,7 +70,7 @@ class StgMatchCollectives(ModulePass):
 def match_collectives(module: ModuleOp) -> None:
     """Replace every stg.reshard in `module` (in any region) by collectives, in place;
     raises PassError naming a reshard that cannot be matched."""
-    bindings = _config_bindings(module)
+    bindings = config_bindings(module)
     # A model repeats its reshards (every layer, forward and backward): match each
     # distinct one once.
     matches: dict[tuple, list[Step]] = {}
@@ -106,13 +107,3 @@ def _replace(reshard: ReshardOp, bindings: dict[str, int], matches: dict[tuple, 
     Rewriter.replace_op(reshard, new_ops, [value])
 
 
-def _config_bindings(module: ModuleOp) -> dict[str, int]:
-    """The integer entries of the module's stg.config (the model's symbol values)."""
-    config = module.attributes.get("stg.config")
-    if not isinstance(config, DictionaryAttr):
-        return {}
-    return {
-        name: attr.value.data
-        for name, attr in config.data.items()
-        if isinstance(attr, IntegerAttr) and isinstance(attr.type, IntegerType) and attr.type.width.data > 1
-    }

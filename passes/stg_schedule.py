@@ -55,6 +55,8 @@ __all__ = ["StgSchedule", "schedule_streams"]
 
 @dataclass(frozen=True)
 class StgSchedule(ModulePass):
+    """Issue each communication op asynchronously on its stream; wait before its first use (the scheduled form)."""
+
     name = "stg-schedule"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -1,4 +1,4 @@
-"""apply a parallel strategy by tensor-level distribution (stage.md §IV-C/D1).
+"""stg-shard: apply a parallel strategy by tensor-level distribution (stage.md §IV-C/D1).
 
     stagec-opt step.mlir --pass-pipeline='builtin.module(stg-shard{dp=2 tp=4 sp=true})'
 
@@ -38,6 +38,25 @@ results, as `return.0` - a layout outright, for layer-wise or hypothetical strat
 
     stg-shard{override="x=[B/p, D1];w2=[D2/p, D3]"}
     stg-shard{dp=2 tp=2 override="x=[B/dp, D1/tp];w=[D1/tp, D2];return.0=[B/dp, D2/tp]"}
+
+Requires: verified stg IR that is not distributed yet (no type names a mesh axis, no
+communication op), at most one stg.mesh, and a distribution rule for every op
+(passes/shard/signatures.py); the mesh axes come either from the options or from a
+declared stg.mesh, not both.
+Guarantees: with no axis larger than 1 the module is unchanged; otherwise the module
+declares one stg.mesh (@mesh unless it had one) and every tensor's type carries its
+layout over that mesh (replicated where no axis splits it). Parameters, inputs and optimizer states are stored in the strategy's
+(or the override's) layout, each op computes in a layout its rule allows, and where a
+consumer needs another layout than its producer gives there is a stg.reshard and no
+collective yet (stg-match-collectives makes them). The program computes what it
+computed unsharded (the reference interpreter checks it), and the result verifies.
+Checks, failing with a diagnostic naming the module or op: an axis size that is not a
+positive integer or a symbol; sp=true without tp; zero not 0, 1 or 2, or zero without
+a data-parallel axis; a tp that neither divides the model's key/value heads nor is a
+multiple of them; a size the axes do not divide (or an fsdp / ZeRO degree that
+divides no dim of a parameter); an override that does not parse, names no tensor or
+does not fit it; an already distributed program; an op with no distribution rule or no layout its
+rule allows.
 """
 
 from __future__ import annotations
@@ -48,12 +67,13 @@ from fnmatch import fnmatchcase
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from stagec.dialects.stg.attributes import DistributedTensorType, TensorType
+from stagec.dialects.stg.config import config_bindings
 from stagec.dialects.stg.mesh import MeshOp
 from stagec.dialects.stg.state import InputOp, ParamOp
 from stagec.dialects.symbolic import Expr
@@ -84,7 +104,7 @@ class StgShard(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         mesh = _mesh(op)
-        known = _config(op)
+        known = config_bindings(op)
         sizes = self._sizes(op, mesh, known)
         if self.sp and not {"tp", *TP_FACTORS} & set(sizes):
             raise PassError("sp=true splits the sequence over tp; give tp > 1", op)
@@ -163,13 +183,6 @@ def _mesh(module: ModuleOp) -> MeshOp | None:
     if len(meshes) > 1:
         raise PassError("the module declares more than one stg.mesh", meshes[1])
     return meshes[0] if meshes else None
-
-
-def _config(module: ModuleOp) -> dict[str, int]:
-    config = module.attributes.get("stg.config")
-    if not isinstance(config, DictionaryAttr):
-        return {}
-    return {k: v.value.data for k, v in config.data.items() if isinstance(v, IntegerAttr)}
 
 
 def _factor_tp(sizes: dict[str, Expr], known: dict[str, int], module: ModuleOp) -> dict[str, Expr]:

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-# pytest puts this folder (it has no __init__.py) on sys.path for its conftest
-from trace_facts import Recorder
+from tests.trace_facts import Recorder
 
 _RECORDER = Recorder()
 

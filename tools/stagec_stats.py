@@ -1,8 +1,9 @@
 """`stagec stats`: parameters, FLOPs and peak memory of one training iteration, per rank.
 
 It only assembles the pipeline - model template -> stg-autodiff (micro-batches =
-batch / micro-batch) -> accounting with B = micro-batch, S = seq - and prints what
-passes/analysis/accounting.py reports. Register it in a CLI with
+batch / micro-batch) -> stg-shard, stg-match-collectives, stg-pipeline for the strategy
+flags (`training_passes`, which `stagec trace` runs too) -> accounting with
+B = micro-batch, S = seq - and prints what passes/analysis/accounting.py reports. Register it in a CLI with
 `add_parser(subcommands)` and call `run(args)` for the parsed arguments; `main()`
 runs it on its own (`python -m stagec.tools.stagec_stats`).
 """
@@ -144,51 +145,52 @@ def micro_batches_of(args: argparse.Namespace) -> int:
     return micro_batches
 
 
-def training_step(model: str, dtype: str, optimizer: str, micro_batches: int, recompute: bool,
-                  strategy: dict | None = None, pipeline: dict | None = None,
-                  frontend: str = "template", torch_factory: str | None = None):
-    """The model template (or, with frontend="torch", the model through the torch
-    frontend) through stg-autodiff, then stg-shard and
-    stg-match-collectives for `strategy`, then stg-pipeline for `pipeline` ({"pp": 4,
-    "schedule": "1f1b"}); bad input is a UsageError."""
+def training_passes(args: argparse.Namespace, micro_batches: int) -> list:
+    """The pass pipeline every command runs on the model for its flags: stg-autodiff,
+    then stg-shard and stg-match-collectives for the strategy flags, stg-pipeline with
+    --pp, then the scheduling passes (docs/scheduled-ir.md; --no-gemm-fusion and
+    --bucket-mb where the command has them)."""
+    from stagec.passes.schedule.pipeline import scheduling_passes
+    from stagec.passes.stg_autodiff import StgAutodiff
+    from stagec.passes.stg_bucket_gradients import DEFAULT_BUCKET_MB
+    from stagec.passes.stg_match_collectives import StgMatchCollectives
+    from stagec.passes.stg_pipeline import StgPipeline
+    from stagec.passes.stg_shard import StgShard
+
+    passes = [StgAutodiff(optimizer=args.optimizer, micro_batches=micro_batches, recompute=args.recompute)]
+    if strategy := strategy_options(args):
+        passes += [StgShard(**strategy), StgMatchCollectives()]
+    if args.pp > 1:
+        passes.append(StgPipeline(pp=args.pp, schedule=args.schedule, seq_len=args.seq))
+    return passes + scheduling_passes(fuse_gemms=not getattr(args, "no_gemm_fusion", False),
+                                      bucket_mb=getattr(args, "bucket_mb", DEFAULT_BUCKET_MB))
+
+
+def training_step(args: argparse.Namespace, micro_batches: int):
+    """The model (--model through the template or, with --frontend torch, the torch
+    frontend) through training_passes; bad input is a UsageError naming the pass."""
     from stagec.dialects import make_context
     from stagec.frontends.templates import ConfigError, build_model, load_config
     from stagec.passes.diagnostics import PassError
-    from stagec.passes.stg_autodiff import StgAutodiff
 
     try:
-        if frontend == "torch":
+        if args.frontend == "torch":
             from stagec.frontends.torch.models import build_torch_model
 
-            module = build_torch_model(model, torch_factory or "hf", dtype)
+            module = build_torch_model(args.model, args.torch_factory or "hf", args.dtype)
         else:
-            module = build_model(load_config(model), dtype)
+            module = build_model(load_config(args.model), args.dtype)
     except (ConfigError, ImportError) as error:
         raise UsageError(str(error)) from None
-    try:
-        StgAutodiff(optimizer=optimizer, micro_batches=micro_batches, recompute=recompute).apply(make_context(), module)
-    except PassError as error:
-        raise UsageError(f"stg-autodiff: {error}") from None
-    if strategy:
-        from stagec.passes.stg_match_collectives import StgMatchCollectives
-        from stagec.passes.stg_shard import StgShard
-
+    for step in training_passes(args, micro_batches):
         try:
-            StgShard(**strategy).apply(make_context(), module)
-            StgMatchCollectives().apply(make_context(), module)
+            step.apply(make_context(), module)
         except PassError as error:
-            raise UsageError(f"stg-shard: {error}") from None
-    if pipeline:
-        from stagec.passes.stg_pipeline import StgPipeline
-
-        try:
-            StgPipeline(**pipeline).apply(make_context(), module)
-        except PassError as error:
-            raise UsageError(f"stg-pipeline: {error}") from None
+            raise UsageError(f"{step.name}: {error}") from None
     return module
 
 
-def _strategy(args: argparse.Namespace) -> dict:
+def strategy_options(args: argparse.Namespace) -> dict:
     """stg-shard's options for the flags given: {"dp": 2, "tp": 8, "sp": True}."""
     options: dict = {a: getattr(args, a) for a in STRATEGY_AXES if a != "pp" and getattr(args, a) > 1}
     if args.sp:
@@ -206,17 +208,15 @@ def run(args: argparse.Namespace) -> None:
     from stagec.passes.analysis.accounting import AccountingError, account
 
     micro_batches = micro_batches_of(args)
-    strategy = _strategy(args)
-    pipeline = {"pp": args.pp, "schedule": args.schedule} if args.pp > 1 else None
-    module = training_step(args.model, args.dtype, args.optimizer, micro_batches, args.recompute, strategy, pipeline,
-                           frontend=args.frontend, torch_factory=args.torch_factory)
+    strategy = strategy_options(args)
+    module = training_step(args, micro_batches)
     replicas = args.dp * args.fsdp * args.ep
     try:
         result = account(module, {"B": args.micro_batch * replicas, "S": args.seq, "M": micro_batches})
     except AccountingError as error:
         raise UsageError(str(error)) from None
     setup = {
-        "strategy": _describe(strategy | ({"pp": args.pp, "schedule": args.schedule} if pipeline else {})),
+        "strategy": _describe(strategy | ({"pp": args.pp, "schedule": args.schedule} if args.pp > 1 else {})),
         "batch": micro_batches * args.micro_batch * replicas,
         "micro_batch": args.micro_batch,
         "micro_batches": micro_batches,

@@ -27,9 +27,10 @@ from stagec.tools.stagec_stats import (
     training_step,
 )
 
+from stagec.passes.stg_bucket_gradients import DEFAULT_BUCKET_MB
+
 SCHEDULES = ("1f1b", "gpipe")
 DEFAULT_SEQ = 4096
-DEFAULT_BUCKET_MB = 25
 
 HELP = """\
 Write the Chakra execution traces of one training job: DIR/<prefix>.<rank>.et for
@@ -129,30 +130,6 @@ def _micro_batches(args: argparse.Namespace) -> int:
     return micro_batches
 
 
-def build_module(args: argparse.Namespace, micro_batches: int):
-    """The model through autodiff, sharding and the pipeline; bad input is a UsageError."""
-    from stagec.dialects import make_context
-    from stagec.passes.diagnostics import PassError
-
-    strategy: dict = {a: getattr(args, a) for a in ("dp", "fsdp", "ep", "cp", "tp") if getattr(args, a) > 1}
-    if args.sp:
-        strategy["sp"] = True
-    if args.zero:
-        strategy["zero"] = args.zero
-    module = training_step(args.model, args.dtype, args.optimizer, micro_batches, args.recompute, strategy,
-                           frontend=args.frontend, torch_factory=args.torch_factory)
-    if args.pp > 1:
-        from stagec.passes.stg_pipeline import StgPipeline
-
-        try:
-            StgPipeline(pp=args.pp, schedule=args.schedule, seq_len=args.seq).apply(make_context(), module)
-        except PassError as error:
-            raise UsageError(f"stg-pipeline: {error}") from None
-    from stagec.passes.schedule.pipeline import schedule
-
-    return schedule(module, fuse_gemms=not args.no_gemm_fusion)
-
-
 def _cost_model(args: argparse.Namespace):
     from stagec.runtime.cost import CostModel
 
@@ -168,12 +145,12 @@ def run(args: argparse.Namespace) -> None:
     micro_batches = _micro_batches(args)
     cost = _cost_model(args)
     started = time.perf_counter()
-    module = build_module(args, micro_batches)
+    module = training_step(args, micro_batches)
     replicas = args.dp * args.fsdp * args.ep
     bindings = {"B": args.micro_batch * replicas, "S": args.seq, "M": micro_batches}
     options = EmitOptions(
         iterations=args.iterations, optimizer=not args.no_optimizer,
-        bucket_bytes=int(args.bucket_mb * 2**20), prefix=args.prefix, workers=args.workers or 0,
+        prefix=args.prefix, workers=args.workers or 0,
     )
     try:
         programs = build_programs(module, bindings, cost=cost, options=options)

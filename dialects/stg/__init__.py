@@ -55,6 +55,10 @@ from stagec.dialects.stg.model_ops import (
     MoeDispatchOp,
     OpaqueOp,
     SsmScanOp,
+    VocabCrossEntropyOp,
+    VocabStatKind,
+    VocabStatKindAttr,
+    VocabStatOp,
 )
 from stagec.dialects.stg.shape_ops import ConcatOp, FillOp, ReshapeOp, SplitOp, TransposeOp
 from stagec.dialects.stg.state import AssignOp, InputOp, OptimizerStateOp, ParamOp
@@ -87,6 +91,8 @@ STG = Dialect(
         AttentionOp,
         EmbeddingOp,
         CrossEntropyOp,
+        VocabStatOp,
+        VocabCrossEntropyOp,
         ReshapeOp,
         TransposeOp,
         ConcatOp,
@@ -134,6 +140,7 @@ STG = Dialect(
         ReduceKindAttr,
         NormKindAttr,
         PhaseKindAttr,
+        VocabStatKindAttr,
     ],
 )
 
@@ -152,6 +159,9 @@ __all__ = [
     "ConcatOp",
     "CostInterface",
     "CrossEntropyOp",
+    "VocabCrossEntropyOp",
+    "VocabStatKind",
+    "VocabStatOp",
     "DimAttr",
     "DistributedTensorType",
     "EinsumOp",

@@ -55,6 +55,14 @@ class CommOp(IRDLOperation, CostInterface, ABC):
 
     traits = traits_def(MeshAxesDeclared())
 
+    # Communication does no arithmetic.
+    FLOP_CATEGORY: ClassVar = "other"
+    # What the op moves, as the cost model's collective formulas (runtime/cost) and
+    # Chakra name it: a collective's CommType in lower case ("all_reduce"), or "send" /
+    # "recv"; None for an op that is costed otherwise (a reshard by the collectives it
+    # will become, a local slice moves nothing).
+    COLLECTIVE_KIND: ClassVar[str | None]
+
     def mesh_op(self) -> MeshOp:
         return lookup_mesh(self, self.mesh.root_reference.data)
 
@@ -214,6 +222,8 @@ class AllGatherOp(CollectiveOp):
 
     name = "stg.all_gather"
 
+    COLLECTIVE_KIND: ClassVar = "all_gather"
+
     LAYOUT_RULE: ClassVar = staticmethod(rules.check_all_gather)
 
 
@@ -223,16 +233,32 @@ class ReduceScatterOp(CollectiveOp):
 
     name = "stg.reduce_scatter"
 
+    COLLECTIVE_KIND: ClassVar = "reduce_scatter"
+
     LAYOUT_RULE: ClassVar = staticmethod(rules.check_reduce_scatter)
 
 
 @irdl_op_definition
 class AllReduceOp(CollectiveOp):
-    """Sums a partial sum over the axes; every rank gets the whole result."""
+    """Sums a partial sum over the axes; every rank gets the whole result. With `max`,
+    each rank's value is combined by max instead (the vocab-parallel cross-entropy's
+    max logit, stg.vocab_stat)."""
 
     name = "stg.all_reduce"
 
+    COLLECTIVE_KIND: ClassVar = "all_reduce"
+
+    maximum = opt_prop_def(UnitAttr, prop_name="max")
+
     LAYOUT_RULE: ClassVar = staticmethod(rules.check_all_reduce)
+
+    def _print_extra(self, printer: Printer) -> None:
+        if self.maximum is not None:
+            printer.print_string(" max")
+
+    @classmethod
+    def _parse_extra(cls, parser: Parser) -> dict[str, Attribute]:
+        return {"max": UnitAttr()} if parser.parse_optional_keyword("max") is not None else {}
 
 
 @irdl_op_definition
@@ -240,6 +266,8 @@ class AllToAllOp(CollectiveOp):
     """Moves the axes from one dim's split to another's (e.g. [B/dp, S] -> [B, S/dp])."""
 
     name = "stg.all_to_all"
+
+    COLLECTIVE_KIND: ClassVar = "all_to_all"
 
     LAYOUT_RULE: ClassVar = staticmethod(rules.check_all_to_all)
 
@@ -249,6 +277,8 @@ class BroadcastOp(CollectiveOp):
     """Replicates the value of the group member at coordinate `root` to the group."""
 
     name = "stg.broadcast"
+
+    COLLECTIVE_KIND: ClassVar = "broadcast"
 
     root = prop_def(IntegerAttr[I64])
 
@@ -276,6 +306,8 @@ class ReshardOp(CommOp):
     collectives (stage.md §IV-D2): `stg.reshard %x on @m : T -> T'`."""
 
     name = "stg.reshard"
+
+    COLLECTIVE_KIND: ClassVar = None
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -368,6 +400,8 @@ class SendOp(P2POp):
 
     name = "stg.send"
 
+    COLLECTIVE_KIND: ClassVar = "send"
+
     input = operand_def(TensorType)
     token = opt_result_def(TokenType)
 
@@ -419,6 +453,8 @@ class RecvOp(P2POp):
 
     name = "stg.recv"
 
+    COLLECTIVE_KIND: ClassVar = "recv"
+
     result = result_def(TensorOrToken)
 
     def __init__(self, mesh: str, axis: str, peer: int, tag: int, result_type: TensorType, is_async: bool = False):
@@ -457,6 +493,8 @@ class LocalSliceOp(CollectiveOp):
 
     name = "stg.local_slice"
 
+    COLLECTIVE_KIND: ClassVar = None
+
     LAYOUT_RULE: ClassVar = staticmethod(rules.check_local_slice)
 
     def verify_layouts(self) -> None:
@@ -482,6 +520,8 @@ class AllReduceStagesOp(CollectiveOp):
     """
 
     name = "stg.all_reduce_stages"
+
+    COLLECTIVE_KIND: ClassVar = "all_reduce"
 
     among = prop_def(ArrayAttr[IntegerAttr[I64]])
 

@@ -9,11 +9,14 @@ is 2 FLOPs; elementwise ops count the per-element work in ELEMENTWISE_FLOPS.
 from __future__ import annotations
 
 from abc import ABC
+from collections.abc import Callable
 from enum import auto
+from functools import cache
+from typing import ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, Float64Type, FloatAttr, I64, IntegerAttr, StringAttr, f64, i64
 from xdsl.dialects.utils import EnumAttribute
-from xdsl.ir import SpacedOpaqueSyntaxAttribute
+from xdsl.ir import SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
@@ -42,6 +45,18 @@ from stagec.dialects.stg.distribution import (
     unify_letters,
 )
 from stagec.dialects.stg.mesh import MeshAxesDeclared
+from stagec.dialects.stg.sharding import Linearity, ShardingInterface, Signature, letters
+from stagec.dialects.stg.vjp import (
+    AutodiffError,
+    Cotangents,
+    Emitter,
+    FusedVjp,
+    VjpInterface,
+    elementwise,
+    is_differentiable,
+    like,
+    unbroadcast,
+)
 from stagec.dialects.symbolic import Expr, product
 
 
@@ -56,6 +71,8 @@ class ComputeOp(IRDLOperation, CostInterface, ABC):
 
 class DataMovementOp(ComputeOp, ABC):
     """A compute op that only moves or regroups elements: no arithmetic."""
+
+    FLOP_CATEGORY: ClassVar = "other"
 
     def flops(self) -> Expr:
         return Expr.const(0)
@@ -113,7 +130,7 @@ def parse_equation(equation: str, ranks: list[int]) -> tuple[list[str], str]:
 
 
 @irdl_op_definition
-class EinsumOp(ComputeOp):
+class EinsumOp(ComputeOp, ShardingInterface, VjpInterface):
     """Tensor contraction in einsum notation: `stg.einsum "bh,hf->bf" %x, %w`.
 
     A contracted index split over axes makes the result a partial sum over them
@@ -122,6 +139,8 @@ class EinsumOp(ComputeOp):
     """
 
     name = "stg.einsum"
+
+    FLOP_CATEGORY: ClassVar = "gemm"
 
     equation = prop_def(StringAttr)
     inputs = var_operand_def(TensorType)
@@ -166,6 +185,34 @@ class EinsumOp(ComputeOp):
             for letter, size in layout.sizes.items()
         )
 
+    def sharding_signature(self) -> Signature:
+        subs, out = parse_equation(self.equation.data, [tensor_type(v).rank for v in self.inputs])
+        return Signature(list(subs), [out], Linearity.MULTILINEAR, slices_locally=True)
+
+    def vjp(self, em: Emitter, cotangents: Cotangents) -> Cotangents:
+        """d operand_i = einsum(out, other operands -> subs_i) of the result's cotangent."""
+        (ct,) = cotangents
+        operands = list(self.inputs)
+        subs, out = parse_equation(self.equation.data, [v.type.rank for v in operands])
+        grads: Cotangents = []
+        for i, (sub, value) in enumerate(zip(subs, operands)):
+            if not is_differentiable(value):
+                grads.append(None)
+                continue
+            others = [j for j in range(len(operands)) if j != i]
+            if lonely := set(sub) - set(out) - {c for j in others for c in subs[j]}:
+                raise AutodiffError(
+                    self,
+                    f"einsum '{self.equation.data}': index '{sorted(lonely)[0]}' of operand #{i} is summed "
+                    "without appearing elsewhere; write the sum as a stg.reduce",
+                )
+            equation = ",".join([out, *(subs[j] for j in others)]) + "->" + sub
+            inputs = [ct, *(em.primal(operands[j]) for j in others)]
+            grads.append(em.emit(EinsumOp(equation, inputs, like(value.type))).results[0])
+        return grads
+
+
+
 
 # -- elementwise -------------------------------------------------------------------------
 
@@ -201,6 +248,7 @@ class ElementwiseKind(StrEnum):
     TANH_GRAD = auto()
     SOFTPLUS = auto()
     SOFTPLUS_GRAD = auto()
+    SWIGLU = auto()
 
 
 E = ElementwiseKind
@@ -211,20 +259,22 @@ E = ElementwiseKind
 #    (rotate_half(x) = cat(-x2, x1) of its halves, Hugging Face's convention); theta
 #    broadcasts to x, e.g. [S, 1, D] against [B, S, N, D], and may have a wider float
 #    type than x (f32 angles for a bf16 x; the result has x's type);
-#  - k_grad(dy, x) = dy * k'(x), x being the forward input (gelu: the tanh form).
+#  - k_grad(dy, x) = dy * k'(x), x being the forward input (gelu: the tanh form);
+#  - swiglu(gate, up) = silu(gate) * up, Llama's MLP activation (Shazeer 2020).
 # FLOPs per output element. Transcendentals count 1 (one SFU instruction); gelu is the
 # tanh approximation (~8 ops), silu = x * sigmoid(x) (~4); rotary = 2 mul + 1 add per
-# element of the rotated pair; *_grad multiply the upstream gradient by the derivative.
+# element of the rotated pair; *_grad multiply the upstream gradient by the derivative;
+# swiglu = silu (4) + the product (1).
 ELEMENTWISE_FLOPS: dict[ElementwiseKind, int] = {
     E.ADD: 1, E.SUB: 1, E.MUL: 1, E.DIV: 1, E.MAX: 1, E.MIN: 1, E.NEG: 1, E.SCALE: 1,
     E.CAST: 0, E.COPY: 0, E.EXP: 1, E.LOG: 1, E.SQRT: 1, E.RSQRT: 1, E.SQUARE: 1,
     E.RECIPROCAL: 1, E.TANH: 1, E.SIGMOID: 3, E.RELU: 1, E.GELU: 8, E.SILU: 4,
     E.DROPOUT: 2, E.ROTARY: 3, E.RELU_GRAD: 2, E.GELU_GRAD: 12, E.SILU_GRAD: 7,
-    E.SIGMOID_GRAD: 3, E.TANH_GRAD: 3, E.SOFTPLUS: 3, E.SOFTPLUS_GRAD: 4,
+    E.SIGMOID_GRAD: 3, E.TANH_GRAD: 3, E.SOFTPLUS: 3, E.SOFTPLUS_GRAD: 4, E.SWIGLU: 5,
 }
 ARITY: dict[ElementwiseKind, int] = {
     k: 2
-    for k in (E.ADD, E.SUB, E.MUL, E.DIV, E.MAX, E.MIN, E.ROTARY)
+    for k in (E.ADD, E.SUB, E.MUL, E.DIV, E.MAX, E.MIN, E.ROTARY, E.SWIGLU)
     + (E.RELU_GRAD, E.GELU_GRAD, E.SILU_GRAD, E.SIGMOID_GRAD, E.TANH_GRAD, E.SOFTPLUS_GRAD)
 }
 # How partial sums pass through: sums of partial sums are partial sums, and so are
@@ -232,6 +282,15 @@ ARITY: dict[ElementwiseKind, int] = {
 ADDITIVE = {E.ADD, E.SUB}
 UNARY_LINEAR = {E.NEG, E.SCALE, E.CAST, E.COPY, E.DROPOUT}
 MULTIPLICATIVE = {E.MUL, E.ROTARY}
+# An activation's gradient is its *_grad kind applied to (dy, x).
+ACTIVATION_GRADS = {
+    E.TANH: E.TANH_GRAD,
+    E.SIGMOID: E.SIGMOID_GRAD,
+    E.RELU: E.RELU_GRAD,
+    E.GELU: E.GELU_GRAD,
+    E.SILU: E.SILU_GRAD,
+    E.SOFTPLUS: E.SOFTPLUS_GRAD,
+}
 
 
 @irdl_attr_definition
@@ -240,11 +299,13 @@ class ElementwiseKindAttr(EnumAttribute[ElementwiseKind], SpacedOpaqueSyntaxAttr
 
 
 @irdl_op_definition
-class ElementwiseOp(ComputeOp):
+class ElementwiseOp(ComputeOp, ShardingInterface, VjpInterface):
     """An elementwise op, numpy-broadcasting trailing dims: `stg.elementwise gelu %h`,
     `stg.elementwise scale %x by 0.125`."""
 
     name = "stg.elementwise"
+
+    FLOP_CATEGORY: ClassVar = "elementwise"
 
     kind = prop_def(ElementwiseKindAttr)
     scalar = opt_prop_def(FloatAttr[Float64Type])
@@ -333,6 +394,106 @@ class ElementwiseOp(ComputeOp):
     def flops(self) -> Expr:
         return ELEMENTWISE_FLOPS[self.kind.data] * tensor_type(self.result).local_numel()
 
+    def sharding_signature(self) -> Signature:
+        out = tensor_type(self.result)
+        names = letters(out.rank)
+        subs = []
+        unsplit: set[str] = set()
+        for value in self.inputs:
+            ty = tensor_type(value)
+            sub = ""
+            for letter, size in zip(names[out.rank - ty.rank :], ty.shape):
+                if size == 1 and out.shape[names.index(letter)] != 1:
+                    # a broadcast dim is its own letter, and stays whole
+                    sub += letter.upper()
+                    unsplit.add(letter.upper())
+                else:
+                    sub += letter
+            subs.append(sub)
+        kind = self.kind.data
+        if kind in ADDITIVE:
+            linearity = Linearity.ADDITIVE
+        elif kind in UNARY_LINEAR or kind == E.DIV:
+            linearity = Linearity.FIRST
+        elif kind in MULTIPLICATIVE:
+            linearity = Linearity.MULTILINEAR
+        else:
+            linearity = Linearity.NONE
+        return Signature(subs, [names], linearity, unsplit=unsplit, slices_locally=True)
+
+    def vjp(self, em: Emitter, cotangents: Cotangents) -> Cotangents:
+        (ct,) = cotangents
+        kind = self.kind.data
+        xs = list(self.inputs)
+        out_ty = self.result.type
+
+        def ew(k: E, *inputs, scalar: float | None = None) -> SSAValue:
+            return elementwise(em, k, inputs, out_ty, scalar)
+
+        def y() -> SSAValue:
+            return em.primal(self.result)
+
+        def x(i: int = 0) -> SSAValue:
+            return em.primal(xs[i])
+
+        def wanted(i: int) -> bool:
+            return is_differentiable(xs[i]) and em.is_active(xs[i])
+
+        # Each entry makes one operand's gradient, only if that operand needs one.
+        makers: list[Callable[[], SSAValue] | None]
+        match kind:
+            case E.ADD:
+                makers = [lambda: ct, lambda: ct]
+            case E.SUB:
+                makers = [lambda: ct, lambda: ew(E.NEG, ct)]
+            case E.MUL:
+                makers = [lambda: ew(E.MUL, ct, x(1)), lambda: ew(E.MUL, ct, x(0))]
+            case E.DIV:
+                quotient = cache(lambda: ew(E.DIV, ct, x(1)))  # d/da, reused by d/db
+                makers = [quotient, lambda: ew(E.NEG, ew(E.MUL, quotient(), y()))]
+            case E.NEG:
+                makers = [lambda: ew(E.NEG, ct)]
+            case E.SCALE:
+                makers = [lambda: ew(E.SCALE, ct, scalar=self.scalar_value)]
+            case E.COPY:
+                makers = [lambda: ct]
+            case E.CAST:
+                makers = [lambda: elementwise(em, E.CAST, [ct], like(out_ty, element_type=xs[0].type.element_type))]
+            case E.EXP:
+                makers = [lambda: ew(E.MUL, ct, y())]
+            case E.LOG:
+                makers = [lambda: ew(E.DIV, ct, x())]
+            case E.SQRT:
+                makers = [lambda: ew(E.SCALE, ew(E.DIV, ct, y()), scalar=0.5)]
+            case E.RSQRT:
+                makers = [lambda: ew(E.SCALE, ew(E.MUL, ct, ew(E.MUL, y(), ew(E.SQUARE, y()))), scalar=-0.5)]
+            case E.SQUARE:
+                makers = [lambda: ew(E.SCALE, ew(E.MUL, ct, x()), scalar=2.0)]
+            case E.RECIPROCAL:
+                makers = [lambda: ew(E.NEG, ew(E.MUL, ct, ew(E.SQUARE, y())))]
+            case E.ROTARY:
+                if wanted(1):
+                    raise AutodiffError(self, "rotary: the angles cannot depend on parameters")
+                # A rotation is orthogonal: its transpose rotates by -theta (rotate_half
+                # pairs d with d + D/2, whose angles are equal by the convention above).
+                makers = [lambda: ew(E.ROTARY, ct, elementwise(em, E.NEG, [x(1)], xs[1].type)), None]
+            case E.SWIGLU:
+                # d gate = dy * up * silu'(gate); d up = dy * silu(gate)
+                makers = [
+                    lambda: ew(E.SILU_GRAD, ew(E.MUL, ct, x(1)), x(0)),
+                    lambda: ew(E.MUL, ct, ew(E.SILU, x(0))),
+                ]
+            case _ if kind in ACTIVATION_GRADS:
+                makers = [lambda: ew(ACTIVATION_GRADS[kind], ct, x())]
+            case _:
+                raise AutodiffError(self, f"elementwise {kind} has no gradient in stg-autodiff")
+        return [
+            unbroadcast(em, make(), v.type) if make is not None and wanted(i) else None
+            for i, (make, v) in enumerate(zip(makers, xs))
+        ]
+
+
+
 
 # -- reductions and normalisations -----------------------------------------------------
 
@@ -359,11 +520,13 @@ def check_dims(what: str, dims: list[int], rank: int) -> None:
 
 
 @irdl_op_definition
-class ReduceOp(ComputeOp):
+class ReduceOp(ComputeOp, ShardingInterface, VjpInterface):
     """Reduces dims away: `stg.reduce sum %x dims [1]`. A sum over a split dim leaves a
     partial sum over its axes; max/min need the dim whole."""
 
     name = "stg.reduce"
+
+    FLOP_CATEGORY: ClassVar = "elementwise"
 
     kind = prop_def(ReduceKindAttr)
     dims = prop_def(ArrayAttr[IntegerAttr])
@@ -405,12 +568,35 @@ class ReduceOp(ComputeOp):
     def flops(self) -> Expr:
         return tensor_type(self.input).local_numel()
 
+    def sharding_signature(self) -> Signature:
+        names = letters(tensor_type(self.input).rank)
+        kept = "".join(c for i, c in enumerate(names) if i not in self.dim_list)
+        if self.kind.data in (ReduceKind.MAX, ReduceKind.MIN):
+            return Signature([names], [kept], Linearity.NONE, unsplit={names[d] for d in self.dim_list})
+        return Signature([names], [kept], Linearity.FIRST)
+
+    def vjp(self, em: Emitter, cotangents: Cotangents) -> Cotangents:
+        from stagec.dialects.stg.shape_ops import ReshapeOp
+
+        (ct,) = cotangents
+        src = self.input.type
+        dims = self.dim_list
+        if self.kind.data != ReduceKind.SUM:
+            raise AutodiffError(self, f"reduce {self.kind.data} has no gradient in stg-autodiff; use sum")
+        kept_as_one = [Expr.const(1) if i in dims else s for i, s in enumerate(src.shape)]
+        expanded = em.emit(ReshapeOp(ct, like(ct.type, kept_as_one))).results[0]
+        return [elementwise(em, E.COPY, [expanded], like(src, element_type=ct.type.element_type))]
+
+
+
 
 @irdl_op_definition
-class SoftmaxOp(ComputeOp):
+class SoftmaxOp(ComputeOp, ShardingInterface, FusedVjp):
     """Softmax along one dim, which must be whole on every rank."""
 
     name = "stg.softmax"
+
+    FLOP_CATEGORY: ClassVar = "elementwise"
 
     dim = prop_def(IntegerAttr[I64])
     input = operand_def(TensorType)
@@ -432,6 +618,11 @@ class SoftmaxOp(ComputeOp):
         # max, subtract, exp, sum, divide
         return 5 * tensor_type(self.input).local_numel()
 
+    def sharding_signature(self) -> Signature:
+        names = letters(tensor_type(self.input).rank)
+        return Signature([names], [names], unsplit={names[self.dim.value.data]})
+
+
 
 class NormKind(StrEnum):
     RMS = auto()
@@ -444,10 +635,12 @@ class NormKindAttr(EnumAttribute[NormKind], SpacedOpaqueSyntaxAttribute):
 
 
 @irdl_op_definition
-class NormOp(ComputeOp):
+class NormOp(ComputeOp, ShardingInterface, FusedVjp):
     """RMSNorm or LayerNorm over the last dim: `stg.norm rms %x, %w {eps = ...}`."""
 
     name = "stg.norm"
+
+    FLOP_CATEGORY: ClassVar = "elementwise"
 
     kind = prop_def(NormKindAttr)
     input = operand_def(TensorType)
@@ -491,3 +684,8 @@ class NormOp(ComputeOp):
     def flops(self) -> Expr:
         per_element = 4 if self.kind.data == NormKind.RMS else 7
         return per_element * tensor_type(self.input).local_numel()
+
+    def sharding_signature(self) -> Signature:
+        names = letters(tensor_type(self.input).rank)
+        return Signature([names] + [names[-1]] * (len(self.operands) - 1), [names], unsplit={names[-1]})
+

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
+from typing import ClassVar
 
 from xdsl.ir import Attribute, Operation
 
@@ -17,8 +18,20 @@ from stagec.dialects.stg.attributes import DistributedTensorType, TokenType
 from stagec.dialects.symbolic import Expr, sum_exprs
 
 
+# stage.md §V-C's GeMM / Attention / ElementWise / Other: the roofline an op's FLOPs
+# run at (runtime/cost) and the Chakra node category they are emitted and counted under.
+FLOP_CATEGORIES = ("gemm", "attention", "elementwise", "other")
+
+
 class CostInterface(ABC):
     """Implemented by every stg op that computes or communicates."""
+
+    # One of FLOP_CATEGORIES; ops that do no arithmetic (communication, data movement)
+    # declare "other".
+    FLOP_CATEGORY: ClassVar[str]
+
+    def flop_category(self) -> str:
+        return self.FLOP_CATEGORY
 
     @abstractmethod
     def flops(self) -> Expr:
@@ -33,6 +46,11 @@ class CostInterface(ABC):
         """FLOPs of this op's gradient (a stg.vjp of it): twice the forward, as for a
         matmul's two gradient products, unless the op knows better."""
         return 2 * self.flops()
+
+
+def flop_category(op: Operation) -> str:
+    """The category an op's FLOPs count under; an op without a cost does none."""
+    return op.flop_category() if isinstance(op, CostInterface) else "other"
 
 
 def tensor_of(ty: Attribute) -> DistributedTensorType | None:

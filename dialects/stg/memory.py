@@ -53,6 +53,8 @@ class _TransferOp(IRDLOperation, CostInterface):
     stream = opt_prop_def(StringAttr)  # the scheduled form's copy stream (schedule.py)
     traits = traits_def(MeshAxesDeclared())
     TARGET_KIND: ClassVar[type[DistributedTensorType]]
+    # A copy does no arithmetic.
+    FLOP_CATEGORY: ClassVar = "other"
 
     def __init__(self, input, is_async: bool = False):
         src = input.type

@@ -3,10 +3,18 @@ MoE dispatch/combine, and opaque ops."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+from enum import auto
+
 from xdsl.dialects.builtin import I64, IntegerAttr, IntegerType, StringAttr, UnitAttr, i64
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import SpacedOpaqueSyntaxAttribute
 from xdsl.irdl import (
+    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     result_def,
@@ -16,11 +24,14 @@ from xdsl.irdl import (
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
 from stagec.dialects.stg.attributes import DistributedTensorType, ExprAttr, TensorType
 from stagec.dialects.stg.compute import ComputeOp, DataMovementOp, check_dims, tensor_type
 from stagec.dialects.stg.distribution import check_result, require_no_partial, require_unsplit
+from stagec.dialects.stg.sharding import Linearity, ShardingInterface, Signature, letters
 from stagec.dialects.stg.syntax import parse_expr
+from stagec.dialects.stg.vjp import FusedVjp
 from stagec.dialects.symbolic import Expr
 
 
@@ -28,7 +39,7 @@ from stagec.dialects.symbolic import Expr
 
 
 @irdl_op_definition
-class AttentionOp(ComputeOp):
+class AttentionOp(ComputeOp, ShardingInterface, FusedVjp):
     """Fused scaled-dot-product attention over [batch, seq, heads, head_dim] tensors.
 
     q: [b, s, heads, d], k: [b, t, kv_heads, d], v: [b, t, kv_heads, e] -> [b, s, heads, e].
@@ -40,6 +51,8 @@ class AttentionOp(ComputeOp):
     """
 
     name = "stg.attention"
+
+    FLOP_CATEGORY: ClassVar = "attention"
 
     query = operand_def(TensorType)
     key = operand_def(TensorType)
@@ -146,6 +159,10 @@ class AttentionOp(ComputeOp):
         # products to the forward's two.
         return self.flops() * 5 / 2
 
+    def sharding_signature(self) -> Signature:
+        return Signature(["bsnd", "btmd", "btme"], ["bsne"], unsplit={"t", "d", "e"}, tied=[{"n", "m"}])
+
+
 
 # -- embedding and loss ------------------------------------------------------------------
 
@@ -156,7 +173,7 @@ def _require_integer(what: str, ty: DistributedTensorType, role: str) -> None:
 
 
 @irdl_op_definition
-class EmbeddingOp(DataMovementOp):
+class EmbeddingOp(DataMovementOp, ShardingInterface, FusedVjp):
     """Looks up rows of a [vocab, hidden] table. A vocab split over axes leaves a partial
     sum over them (Megatron's vocab-parallel embedding: each rank fills its own rows)."""
 
@@ -196,9 +213,14 @@ class EmbeddingOp(DataMovementOp):
         # the table gradient scatter-adds one hidden row per token
         return tensor_type(self.result).local_numel()
 
+    def sharding_signature(self) -> Signature:
+        ids = letters(tensor_type(self.indices).rank, start="abcdefg")
+        return Signature(["vh", ids], [ids + "h"], Linearity.FIRST)
+
+
 
 @irdl_op_definition
-class CrossEntropyOp(ComputeOp):
+class CrossEntropyOp(ComputeOp, ShardingInterface, FusedVjp):
     """Mean token cross-entropy of logits [..., vocab] against integer labels [...].
 
     The mean is over all tokens of the global batch, so ranks holding a slice of the
@@ -208,6 +230,8 @@ class CrossEntropyOp(ComputeOp):
     per token (`vocab_collectives`) - and each holds the loss, not a partial sum."""
 
     name = "stg.cross_entropy"
+
+    FLOP_CATEGORY: ClassVar = "elementwise"
 
     logits = operand_def(TensorType)
     labels = operand_def(TensorType)
@@ -246,14 +270,122 @@ class CrossEntropyOp(ComputeOp):
         per_token = tensor_type(self.labels).local_numel() * 4
         return [("all_reduce", axes, per_token)] * 3
 
+    def sharding_signature(self) -> Signature:
+        tokens = letters(tensor_type(self.labels).rank)
+        return Signature([tokens + "v", tokens], [""], Linearity.NONE, combined={"v"})
+
+
+class VocabStatKind(StrEnum):
+    MAX = auto()
+    TARGET = auto()
+    SUM_EXP = auto()
+
+
+@irdl_attr_definition
+class VocabStatKindAttr(EnumAttribute[VocabStatKind], SpacedOpaqueSyntaxAttribute):
+    name = "stg.vocab_stat_kind"
+
 
 @irdl_op_definition
-class SsmScanOp(ComputeOp):
+class VocabStatOp(ComputeOp):
+    """One statistic per token of this rank's vocab shard, for Megatron's vocab-parallel
+    cross-entropy (stg-vocab-parallel-cross-entropy): `max` of its logits, the `target`
+    (label's) logit where its shard holds the label (0 elsewhere), `sum_exp` of
+    exp(logit - max) given the group's max. The result is one value per rank of the
+    vocab group, combined by an all-reduce over the vocab axes (with `max` for the max):
+
+        %m = stg.vocab_stat max %logits, %labels : !stg.tensor<[B, S, V/tp], bf16>, !stg.tensor<[B, S], i64> -> !stg.tensor<[B, S] @tp, f32>
+    """
+
+    name = "stg.vocab_stat"
+
+    FLOP_CATEGORY: ClassVar = "elementwise"
+    NO_GRADIENT: ClassVar = "stg-vocab-parallel-cross-entropy makes it after stg-autodiff; stg.vjp recomputes the fused loss"
+
+    kind = prop_def(VocabStatKindAttr)
+    logits = operand_def(TensorType)
+    labels = operand_def(TensorType)
+    maximum = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+
+    assembly_format = ("$kind $logits `,` $labels (`,` $maximum^)? attr-dict `:` type($logits) `,` type($labels) "
+                       "(`,` type($maximum)^)? `->` type($result)")
+
+    def __init__(self, kind: VocabStatKind, logits, labels, maximum=None, *, result_type: TensorType):
+        super().__init__(operands=[logits, labels, [maximum] if maximum is not None else []],
+                         result_types=[result_type], properties={"kind": VocabStatKindAttr(kind)})
+
+    def verify_(self) -> None:
+        kind = self.kind.data
+        what = f"vocab_stat {kind}"
+        logits, labels = tensor_type(self.logits), tensor_type(self.labels)
+        _require_integer(what, labels, "labels")
+        require_no_partial(what, logits, "logits")
+        axes = logits.splits[-1] if logits.rank else ()
+        if not axes:
+            raise VerifyException(f"{what}: the logits' vocab dim must be split (a whole vocab needs no statistics)")
+        if logits.shape[:-1] != labels.shape or logits.splits[:-1] != labels.splits:
+            raise VerifyException(f"{what}: labels {labels.layout_str()} must match the logits' token dims "
+                                  f"{logits.layout_str()}")
+        if (self.maximum is not None) != (kind == VocabStatKind.SUM_EXP):
+            raise VerifyException(f"{what}: sum_exp, and only it, takes the vocab group's max")
+        check_result(what, tensor_type(self.result), labels.shape, labels.splits, set(axes))
+        if self.maximum is not None:
+            check_result(what + " (its max)", tensor_type(self.maximum), labels.shape, labels.splits, ())
+
+    def flops(self) -> Expr:
+        # max: 1 a logit; sum_exp: subtract, exp, add a logit; target: a gather a token
+        per_logit = {VocabStatKind.MAX: 1, VocabStatKind.SUM_EXP: 3, VocabStatKind.TARGET: 0}[self.kind.data]
+        per_token = 1 if self.kind.data == VocabStatKind.TARGET else 0
+        return per_logit * tensor_type(self.logits).local_numel() + per_token * tensor_type(self.labels).local_numel()
+
+
+@irdl_op_definition
+class VocabCrossEntropyOp(ComputeOp):
+    """The mean token cross-entropy from the vocab group's statistics: log(sum_exp) +
+    max - target per token, over the global batch's token count (a partial sum over
+    the axes that split the tokens, as stg.cross_entropy's):
+
+        %loss = stg.vocab_cross_entropy %max, %target, %sum_exp : !stg.tensor<[B/dp, S], f32>, ... -> !stg.tensor<[] @dp, f32>
+    """
+
+    name = "stg.vocab_cross_entropy"
+
+    FLOP_CATEGORY: ClassVar = "elementwise"
+    NO_GRADIENT: ClassVar = "stg-vocab-parallel-cross-entropy makes it after stg-autodiff; stg.vjp recomputes the fused loss"
+
+    maximum = operand_def(TensorType)
+    target = operand_def(TensorType)
+    sum_exp = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    assembly_format = ("$maximum `,` $target `,` $sum_exp attr-dict `:` type($maximum) `,` type($target) `,` "
+                       "type($sum_exp) `->` type($result)")
+
+    def __init__(self, maximum, target, sum_exp, result_type: TensorType):
+        super().__init__(operands=[maximum, target, sum_exp], result_types=[result_type])
+
+    def verify_(self) -> None:
+        what = "vocab_cross_entropy"
+        stats = [tensor_type(v) for v in (self.maximum, self.target, self.sum_exp)]
+        if len(set(stats)) != 1 or stats[0].partial_axes:
+            raise VerifyException(f"{what}: max, target and sum_exp are the same whole per-token statistics, not "
+                                  f"{', '.join(s.layout_str() for s in stats)}")
+        check_result(what, tensor_type(self.result), (), (), {a for s in stats[0].splits for a in s})
+
+    def flops(self) -> Expr:
+        return tensor_type(self.maximum).local_numel()  # log and the sum a token
+
+
+@irdl_op_definition
+class SsmScanOp(ComputeOp, ShardingInterface, FusedVjp):
     """The selective-scan recurrence of a state-space model (stage.md Table X, pscan):
     h[t] = decay[t] * h[t-1] + input[t] along `dim`, e.g. over [B, S, D, P] with dim 1.
     The scanned dim is whole on every rank."""
 
     name = "stg.ssm_scan"
+
+    FLOP_CATEGORY: ClassVar = "elementwise"
 
     decay = operand_def(TensorType)
     input = operand_def(TensorType)
@@ -281,6 +413,11 @@ class SsmScanOp(ComputeOp):
 
     def flops(self) -> Expr:
         return 2 * tensor_type(self.input).local_numel()
+
+    def sharding_signature(self) -> Signature:
+        names = letters(tensor_type(self.input).rank)
+        return Signature([names, names], [names], unsplit={names[self.dim.value.data]})
+
 
 
 def _token_dims(what: str, tokens: TensorType, scores: TensorType, experts: TensorType) -> None:
@@ -324,7 +461,7 @@ class _MoeOp(ComputeOp):
 
 
 @irdl_op_definition
-class MoeDispatchOp(_MoeOp, DataMovementOp):
+class MoeDispatchOp(_MoeOp, DataMovementOp, ShardingInterface, FusedVjp):
     """Routes each token to its top-k experts' capacity buffers:
     tokens [T, H], scores [T, E] -> [E, C, H] (C = the capacity per expert).
 
@@ -334,6 +471,9 @@ class MoeDispatchOp(_MoeOp, DataMovementOp):
     (GShard's capacity). Unused slots are zero."""
 
     name = "stg.moe_dispatch"
+
+    # the scores only select experts; dispatch scales nothing by them
+    NO_GRADIENT_OPERANDS: ClassVar = (1,)
 
     tokens = operand_def(TensorType)
     scores = operand_def(TensorType)
@@ -353,9 +493,13 @@ class MoeDispatchOp(_MoeOp, DataMovementOp):
         self._check_top_k(out.shape[0])
         require_no_partial("moe_dispatch", out, "result")
 
+    def sharding_signature(self) -> Signature:
+        return Signature(["th", "te"], ["ech"], unsplit={"e"}, tied=[{"t", "c"}])
+
+
 
 @irdl_op_definition
-class MoeCombineOp(_MoeOp):
+class MoeCombineOp(_MoeOp, ShardingInterface, FusedVjp):
     """Sums each token's top-k expert outputs weighted by its router scores:
     buffers [E, C, H], scores [T, E] -> [T, H], routed as moe_dispatch routes. The
     weight of expert e for token t is scores[t, e], or with `normalize` scores[t, e]
@@ -363,6 +507,8 @@ class MoeCombineOp(_MoeOp):
     get nothing from that expert."""
 
     name = "stg.moe_combine"
+
+    FLOP_CATEGORY: ClassVar = "other"
 
     experts = operand_def(TensorType)
     scores = operand_def(TensorType)
@@ -392,6 +538,10 @@ class MoeCombineOp(_MoeOp):
         # a multiply-add per hidden element for each of a token's k experts
         return 2 * self.top_k.value.data * tensor_type(self.result).local_numel()
 
+    def sharding_signature(self) -> Signature:
+        return Signature(["ech", "te"], ["th"], Linearity.FIRST, unsplit={"e"}, tied=[{"t", "c"}])
+
+
 
 @irdl_op_definition
 class OpaqueOp(ComputeOp):
@@ -399,6 +549,9 @@ class OpaqueOp(ComputeOp):
     `stg.opaque "fused_kernel" (%a) flops <2*B*H> bytes <4*B*H> : (T) -> (T)`."""
 
     name = "stg.opaque"
+
+    FLOP_CATEGORY: ClassVar = "other"
+    NO_GRADIENT: ClassVar = "it carries only a cost, no semantics to differentiate"
 
     callee = prop_def(StringAttr)
     flop_count = prop_def(ExprAttr)

@@ -25,7 +25,9 @@ and every backend - Chakra emission, the simulator, the runtime - reads one-to-o
     } : !stg.token<T1>, !stg.token<T2>
 
   The body runs once; the group's results are what it yields (with `async`, tokens
-  carrying them). Its members are compute ops (and views of their operands), or
+  carrying them). A `ready` group of collectives (a gradient bucket) is issued as soon
+  as its inputs are final - by the frameworks' backward hooks - not when the compute
+  stream reaches its place. Its members are compute ops (and views of their operands), or
   synchronous collectives of one kind over the same axes.
 """
 
@@ -87,8 +89,11 @@ class GroupOp(IRDLOperation):
     body = region_def("single_block")
     is_async = opt_prop_def(UnitAttr, prop_name="async")
     stream = opt_prop_def(StringAttr)
+    # issued as soon as its inputs are final, by the frameworks' backward hooks (a DDP or
+    # ZeRO gradient bucket), not when the compute stream reaches its place
+    ready = opt_prop_def(UnitAttr)
 
-    def __init__(self, body: Region, *, is_async: bool = False, stream: str | None = None):
+    def __init__(self, body: Region, *, is_async: bool = False, stream: str | None = None, ready: bool = False):
         yielded = terminator(body)
         types = [v.type for v in yielded.values] if yielded is not None else []
         if is_async:
@@ -98,6 +103,8 @@ class GroupOp(IRDLOperation):
             props["async"] = UnitAttr()
         if stream is not None:
             props["stream"] = StringAttr(stream)
+        if ready:
+            props["ready"] = UnitAttr()
         super().__init__(result_types=[types], regions=[body], properties=props)
 
     def members(self) -> list[Operation]:
@@ -137,8 +144,8 @@ class GroupOp(IRDLOperation):
                         f"'stg.group': {op.name} cannot join a compute group: its members are compute ops "
                         "(one kernel) or collectives of one kind over one group (one call)"
                     )
-            if self.is_async is not None or self.stream is not None:
-                raise VerifyException("'stg.group': a compute group runs on the compute stream, not async")
+            if self.is_async is not None or self.stream is not None or self.ready is not None:
+                raise VerifyException("'stg.group': a compute group runs on the compute stream, in program order")
             return
         first = members[0]
         among = first.coordinates if isinstance(first, AllReduceStagesOp) else None
@@ -154,6 +161,8 @@ class GroupOp(IRDLOperation):
                 raise VerifyException("'stg.group': its members are synchronous and name no stream: the group does")
 
     def print(self, printer: Printer) -> None:
+        if self.ready is not None:
+            printer.print_string(" ready")
         if self.is_async is not None:
             printer.print_string(" async")
         print_stream(printer, self)
@@ -167,6 +176,8 @@ class GroupOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> GroupOp:
         props: dict[str, Attribute] = {}
+        if parser.parse_optional_keyword("ready") is not None:
+            props["ready"] = UnitAttr()
         if parser.parse_optional_keyword("async") is not None:
             props["async"] = UnitAttr()
         props |= parse_stream(parser)

@@ -5,6 +5,8 @@ They move no arithmetic; their cost is the bytes they copy (a reshape is a view)
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from xdsl.dialects.builtin import ArrayAttr, Float64Type, FloatAttr, I64, IntegerAttr, f64, i64
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, var_operand_def, var_result_def
 from xdsl.utils.exceptions import VerifyException
@@ -12,6 +14,7 @@ from xdsl.utils.exceptions import VerifyException
 from stagec.dialects.stg.attributes import DistributedTensorType, TensorType
 from stagec.dialects.stg.compute import DataMovementOp, check_dims, dims_property, tensor_type
 from stagec.dialects.stg.distribution import check_result
+from stagec.dialects.stg.vjp import Cotangents, Emitter, VjpInterface, is_differentiable, like, zeros
 from stagec.dialects.symbolic import Expr, sum_exprs
 
 
@@ -72,7 +75,7 @@ def reshape_splits(
 
 
 @irdl_op_definition
-class ReshapeOp(DataMovementOp):
+class ReshapeOp(DataMovementOp, VjpInterface):
     """Reinterprets the global shape (same elements, same order).
 
     Dims regroup into runs with equal products (B, S, H -> B, S, heads, head_dim); in
@@ -113,9 +116,14 @@ class ReshapeOp(DataMovementOp):
     def bytes_moved(self) -> Expr:
         return Expr.const(0)
 
+    def vjp(self, em: Emitter, cotangents: Cotangents) -> Cotangents:
+        (ct,) = cotangents
+        return [em.emit(ReshapeOp(ct, like(self.input.type))).results[0]]
+
+
 
 @irdl_op_definition
-class TransposeOp(DataMovementOp):
+class TransposeOp(DataMovementOp, VjpInterface):
     """Permutes dims: result dim i is input dim perm[i]."""
 
     name = "stg.transpose"
@@ -137,6 +145,13 @@ class TransposeOp(DataMovementOp):
         check_result(
             "transpose", tensor_type(self.result), [src.shape[p] for p in perm], [src.splits[p] for p in perm], src.partial_axes
         )
+
+    def vjp(self, em: Emitter, cotangents: Cotangents) -> Cotangents:
+        (ct,) = cotangents
+        perm = [p.value.data for p in self.perm.data]
+        inverse = [perm.index(i) for i in range(len(perm))]
+        return [em.emit(TransposeOp(ct, inverse, like(self.input.type))).results[0]]
+
 
 
 def _check_pieces(what: str, whole: TensorType, pieces: list[TensorType], dim: int) -> None:
@@ -161,7 +176,7 @@ def _check_pieces(what: str, whole: TensorType, pieces: list[TensorType], dim: i
 
 
 @irdl_op_definition
-class ConcatOp(DataMovementOp):
+class ConcatOp(DataMovementOp, VjpInterface):
     """Concatenates along a dim that no axis splits."""
 
     name = "stg.concat"
@@ -180,9 +195,15 @@ class ConcatOp(DataMovementOp):
             raise VerifyException("concat: needs at least one operand")
         _check_pieces("concat", tensor_type(self.result), [tensor_type(v) for v in self.inputs], self.dim.value.data)
 
+    def vjp(self, em: Emitter, cotangents: Cotangents) -> Cotangents:
+        (ct,) = cotangents
+        pieces = em.emit(SplitOp(ct, self.dim.value.data, [like(v.type) for v in self.inputs])).results
+        return [p if is_differentiable(v) else None for p, v in zip(pieces, self.inputs)]
+
+
 
 @irdl_op_definition
-class SplitOp(DataMovementOp):
+class SplitOp(DataMovementOp, VjpInterface):
     """Splits a dim that no axis splits into consecutive pieces (the results' sizes)."""
 
     name = "stg.split"
@@ -201,6 +222,11 @@ class SplitOp(DataMovementOp):
             raise VerifyException("split: needs at least one result")
         _check_pieces("split", tensor_type(self.input), [tensor_type(v) for v in self.outputs], self.dim.value.data)
 
+    def vjp(self, em: Emitter, cotangents: Cotangents) -> Cotangents:
+        pieces = [ct if ct is not None else zeros(em, r.type) for ct, r in zip(cotangents, self.outputs)]
+        return [em.emit(ConcatOp(pieces, self.dim.value.data, like(self.input.type))).results[0]]
+
+
 
 
 @irdl_op_definition
@@ -210,6 +236,9 @@ class FillOp(DataMovementOp):
     buffer starts so)."""
 
     name = "stg.fill"
+
+    # a constant: it has no operands a gradient could flow to
+    NO_GRADIENT: ClassVar = "a constant has no operands"
 
     value = prop_def(FloatAttr[Float64Type])
     result = result_def(TensorType)

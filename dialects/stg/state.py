@@ -3,6 +3,14 @@
 A state op inside a stg.repeat body names one tensor per iteration (each of the 80
 layers has its own `mlp.w1`), so its count multiplies by the repeat count.
 
+Inside a stg.repeat a per-layer state names the layer of the iteration. Outside any
+repeat, `layer K of N` names layer K of an N-layer stack explicitly - the scheduled
+form's gradient buckets (stg-bucket-gradients) read and write the gradients of several
+layers in one place:
+
+    %g = stg.optimizer_state "grad" of "layers.mlp.w1" layer 5 of 16 : ...
+    stg.assign %r to "grad" of "layers.mlp.w1" layer 5 of 16 : ...
+
 State is named storage, not SSA: reads carry a memory-read effect and `stg.assign`
 a write, so CSE never merges a read across a write. Per-parameter states a training
 step keeps (stg-autodiff's conventions):
@@ -15,30 +23,55 @@ step keeps (stg-autodiff's conventions):
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, i64
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, traits_def
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 from xdsl.utils.exceptions import VerifyException
 
+from stagec.dialects.stg.names import GRAD
 from stagec.dialects.stg.attributes import TensorType
 from stagec.dialects.stg.mesh import MeshAxesDeclared
 
 
-class StateOp(IRDLOperation):
+class LayerAddressed:
+    """`layer K of N`: the op names layer K of an N-layer stack itself (module doc)."""
+
+    def explicit_layer(self) -> tuple[int, int] | None:
+        layer, stack = self.properties.get("layer"), self.properties.get("stack")
+        return (layer.value.data, stack.value.data) if layer is not None and stack is not None else None
+
+    def _verify_layer(self) -> None:
+        layer, stack = self.properties.get("layer"), self.properties.get("stack")
+        if (layer is None) != (stack is None):
+            raise VerifyException(f"'{self.name}': 'layer' and 'of' (the stack's size) go together")
+        if layer is not None and not 0 <= layer.value.data < stack.value.data:
+            raise VerifyException(f"'{self.name}': layer {layer.value.data} is not one of the stack's "
+                                  f"{stack.value.data} layers")
+
+
+def layer_props(layer: tuple[int, int] | None) -> dict:
+    return {} if layer is None else {"layer": IntegerAttr(layer[0], i64), "stack": IntegerAttr(layer[1], i64)}
+
+
+class StateOp(LayerAddressed, IRDLOperation):
     """A named tensor that lives across steps (or is fed from outside)."""
 
     tensor_name = prop_def(StringAttr, prop_name="name")
     result = result_def(TensorType)
+    layer = opt_prop_def(IntegerAttr[I64])
+    stack = opt_prop_def(IntegerAttr[I64])
 
     traits = traits_def(MemoryReadEffect(), MeshAxesDeclared())
 
-    def __init__(self, name: str, result_type: TensorType, **extra):
+    def __init__(self, name: str, result_type: TensorType, layer: tuple[int, int] | None = None, **extra):
         super().__init__(
             result_types=[result_type],
-            properties={"name": StringAttr(name), **{k: StringAttr(v) for k, v in extra.items()}},
+            properties={"name": StringAttr(name), **{k: StringAttr(v) for k, v in extra.items()},
+                        **layer_props(layer)},
         )
 
     def verify_(self) -> None:
+        self._verify_layer()
         if not self.tensor_name.data:
             raise VerifyException(f"'{self.name}' needs a non-empty name")
         if self.result.type.partial_axes and not self._may_be_partial():
@@ -54,7 +87,7 @@ class ParamOp(StateOp):
 
     name = "stg.param"
 
-    assembly_format = "$name attr-dict `:` type($result)"
+    assembly_format = "$name (`layer` $layer^ `of` $stack)? attr-dict `:` type($result)"
 
 
 @irdl_op_definition
@@ -63,7 +96,7 @@ class InputOp(StateOp):
 
     name = "stg.input"
 
-    assembly_format = "$name attr-dict `:` type($result)"
+    assembly_format = "$name (`layer` $layer^ `of` $stack)? attr-dict `:` type($result)"
 
 
 @irdl_op_definition
@@ -75,13 +108,13 @@ class OptimizerStateOp(StateOp):
 
     param = prop_def(StringAttr)
 
-    assembly_format = "$name `of` $param attr-dict `:` type($result)"
+    assembly_format = "$name `of` $param (`layer` $layer^ `of` $stack)? attr-dict `:` type($result)"
 
-    def __init__(self, name: str, param: str, result_type: TensorType):
-        super().__init__(name, result_type, param=param)
+    def __init__(self, name: str, param: str, result_type: TensorType, layer: tuple[int, int] | None = None):
+        super().__init__(name, result_type, layer, param=param)
 
     def _may_be_partial(self) -> bool:
-        return self.tensor_name.data == "grad"  # a lazily reduced gradient buffer (stg.assign)
+        return self.tensor_name.data == GRAD  # a lazily reduced gradient buffer (stg.assign)
 
     def verify_(self) -> None:
         super().verify_()
@@ -90,7 +123,7 @@ class OptimizerStateOp(StateOp):
 
 
 @irdl_op_definition
-class AssignOp(IRDLOperation):
+class AssignOp(LayerAddressed, IRDLOperation):
     """Writes a named state: `stg.assign %w2 to "w" : T` (a parameter) or
     `stg.assign %m to "exp_avg" of "w" : T` (a per-parameter state). Later reads of
     the name, in this step or the next, see the value. A "grad" buffer may be stored
@@ -102,14 +135,17 @@ class AssignOp(IRDLOperation):
     value = operand_def(TensorType)
     state_name = prop_def(StringAttr, prop_name="name")
     param = opt_prop_def(StringAttr)
+    layer = opt_prop_def(IntegerAttr[I64])
+    stack = opt_prop_def(IntegerAttr[I64])
 
     traits = traits_def(MemoryWriteEffect(), MeshAxesDeclared())
-    assembly_format = "$value `to` $name (`of` $param^)? attr-dict `:` type($value)"
+    assembly_format = "$value `to` $name (`of` $param^)? (`layer` $layer^ `of` $stack)? attr-dict `:` type($value)"
 
-    def __init__(self, value, name: str, param: str | None = None):
+    def __init__(self, value, name: str, param: str | None = None, layer: tuple[int, int] | None = None):
         super().__init__(
             operands=[value],
-            properties={"name": StringAttr(name), **({"param": StringAttr(param)} if param is not None else {})},
+            properties={"name": StringAttr(name), **({"param": StringAttr(param)} if param is not None else {}),
+                        **layer_props(layer)},
         )
 
     @property
@@ -119,9 +155,10 @@ class AssignOp(IRDLOperation):
         return self.state_name.data, self.param.data if self.param is not None else None
 
     def verify_(self) -> None:
+        self._verify_layer()
         if not self.state_name.data or (self.param is not None and not self.param.data):
             raise VerifyException("'stg.assign' needs a non-empty state name")
-        if self.value.type.partial_axes and self.state_name.data != "grad":
+        if self.value.type.partial_axes and self.state_name.data != GRAD:
             raise VerifyException(
                 f"'stg.assign' to \"{self.state_name.data}\": only a gradient buffer may be stored as a "
                 f"partial sum ({self.value.type.layout_str()}); reduce it first"

@@ -20,7 +20,6 @@ repeat is the whole stack (offset 0 of count).
 
 from __future__ import annotations
 
-from enum import auto
 
 from xdsl.dialects.builtin import UnitAttr
 from xdsl.dialects.utils import EnumAttribute
@@ -41,9 +40,9 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator
 from xdsl.utils.exceptions import VerifyException
-from xdsl.utils.str_enum import StrEnum
 
 from stagec.dialects.stg.attributes import DimAttr, DistributedTensorType, ExprAttr, TensorType
+from stagec.dialects.stg.names import PhaseKind
 from stagec.dialects.stg.syntax import parse_expr
 from stagec.dialects.symbolic import Expr
 
@@ -281,13 +280,6 @@ class MicroBatchOp(LoopOp):
     """The micro-batch loop of gradient accumulation: `stg.microbatch M carry(...) {...}`."""
 
     name = "stg.microbatch"
-
-
-class PhaseKind(StrEnum):
-    FORWARD = auto()
-    BACKWARD = auto()
-    RECOMPUTE = auto()
-    OPTIMIZER = auto()
 
 
 @irdl_attr_definition

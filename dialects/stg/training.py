@@ -45,6 +45,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from stagec.dialects.stg.names import EXP_AVG, EXP_AVG_SQ, GRAD
 from stagec.dialects.stg.attributes import DistributedTensorType, TensorType
 from stagec.dialects.stg.compute import dims_property, tensor_type
 from stagec.dialects.stg.cost import CostInterface, io_bytes
@@ -122,6 +123,14 @@ class VjpOp(IRDLOperation, CostInterface):
     def flops(self) -> Expr:
         return sum_exprs(op.backward_flops() for op in self.forward_ops if isinstance(op, CostInterface))
 
+    def flop_category(self) -> str:
+        """A fused backward kernel runs as its forward op did; one holding an attention
+        is an attention kernel, whatever else it fuses."""
+        inner = [op for op in self.forward_ops if isinstance(op, CostInterface)]
+        if any(op.flop_category() == "attention" for op in inner):
+            return "attention"
+        return inner[0].flop_category() if inner else "other"
+
     def bytes_moved(self) -> Expr:
         return io_bytes(self)
 
@@ -180,6 +189,7 @@ class _OptimizerOp(IRDLOperation, CostInterface):
 
     traits = traits_def(Pure(), MeshAxesDeclared())
     FLOPS_PER_ELEMENT: ClassVar[int]
+    FLOP_CATEGORY: ClassVar = "elementwise"
 
     def _check_like_param(self, role: str, value: SSAValue) -> None:
         p, t = tensor_type(self.param), tensor_type(value)
@@ -254,7 +264,7 @@ class AdamOp(_OptimizerOp):
         )
 
     def verify_(self) -> None:
-        for role, v in (("grad", self.grad), ("exp_avg", self.exp_avg), ("exp_avg_sq", self.exp_avg_sq)):
+        for role, v in ((GRAD, self.grad), (EXP_AVG, self.exp_avg), (EXP_AVG_SQ, self.exp_avg_sq)):
             self._check_like_param(role, v)
         if tensor_type(self.step).rank != 0:
             raise VerifyException(f"'stg.adam': the step count is a scalar, not {tensor_type(self.step).layout_str()}")
@@ -305,7 +315,7 @@ class SgdOp(_OptimizerOp):
         )
 
     def verify_(self) -> None:
-        self._check_like_param("grad", self.grad)
+        self._check_like_param(GRAD, self.grad)
         if (self.momentum_buffer is None) != (self.momentum is None):
             raise VerifyException("'stg.sgd': a momentum buffer and a {momentum = ...} factor come together")
         if self.momentum_buffer is not None:

@@ -16,9 +16,7 @@ from fractions import Fraction
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
-    DictionaryAttr,
     FloatAttr,
-    IntegerAttr,
     ModuleOp,
     StringAttr,
     bf16,
@@ -29,6 +27,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
+from stagec.dialects.stg.names import FORWARD_FUNCTION
+from stagec.dialects.stg.config import set_config
 from stagec.dialects import stg
 from stagec.dialects.stg import ElementwiseKind as EW
 from stagec.dialects.stg import NormKind, TensorType
@@ -42,11 +42,6 @@ _DTYPE_ALIASES = {"bfloat16": "bf16", "float16": "f16", "half": "f16", "float32"
                   "float64": "f64", "double": "f64"}
 
 Dim = str | int | Expr
-
-# How `stg.config` lists a model's symbols (docs/training-ir.md's table order).
-SYMBOL_ORDER = ("H", "L", "L2", "V", "P", "N", "KV", "D", "F", "E", "FE", "FS",
-                "QR", "KVR", "DN", "DR", "DV", "DI", "DS", "R")
-
 
 def element_type(dtype: str | Attribute) -> Attribute:
     """"bf16" (or torch's "bfloat16") -> the xDSL float type."""
@@ -227,14 +222,12 @@ class Builder:
     def forward_module(self, body: Callable[[], SSAValue]) -> ModuleOp:
         """`func.func @forward() -> loss` around `body`, in a module carrying
         `stg.model` and `stg.config` (the symbols bound while building)."""
-        forward = func.FuncOp("forward", ((), (TensorType([], self.wide),)))
+        forward = func.FuncOp(FORWARD_FUNCTION, ((), (TensorType([], self.wide),)))
         with ImplicitBuilder(forward.body):
             func.ReturnOp(body())
         module = ModuleOp([forward])
         module.attributes["stg.model"] = StringAttr(self.config.name)
-        order = {name: i for i, name in enumerate(SYMBOL_ORDER)}
-        names = sorted(self.bindings, key=lambda n: (order.get(n, len(order)), n))
-        module.attributes["stg.config"] = DictionaryAttr({n: IntegerAttr(self.bindings[n], i64) for n in names})
+        set_config(module, self.bindings)
         return module
 
 

@@ -32,6 +32,8 @@ from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
+from stagec.dialects.stg.names import FORWARD_FUNCTION
+
 __all__ = ["ImportResult", "export", "import_exported", "import_module"]
 
 
@@ -200,7 +202,7 @@ def import_exported(program, dynamic: Mapping[str, Mapping[int, str]] | None = N
     torch_d.register_dialect(context)
     importer = _importer(ir, context)
     with context, contextlib.redirect_stdout(None):
-        importer.import_program(program, func_name="forward", import_symbolic_shape_expressions=True)
+        importer.import_program(program, func_name=FORWARD_FUNCTION, import_symbolic_shape_expressions=True)
     t1 = time.perf_counter()
     module = translate_module(importer.module, ir, arg_attrs, names)
     t2 = time.perf_counter()

@@ -31,6 +31,7 @@ from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
+from stagec.dialects.stg.config import config_bindings
 from stagec.frontends.templates import ConfigError, ModelConfig, load_config
 from stagec.frontends.templates.blocks import element_type
 
@@ -211,7 +212,7 @@ def config_symbols(config: ModelConfig) -> dict[str, int]:
     from stagec.frontends.templates import build_model
 
     module = build_model(config, "f32")
-    return {k: v.value.data for k, v in module.attributes["stg.config"].data.items()}
+    return config_bindings(module)
 
 
 def build_torch_model(model_name_or_config: str | ModelConfig | Mapping[str, Any], frontend_target: str = "hf",

@@ -5,7 +5,7 @@ the Hugging Face experts implementation (`stagec_moe`) that uses them.
     torch.ops.stagec.moe_combine(buffers [E, C, H], scores [T, E], top_k, normalize) -> [T, H]
 
 They compute exactly what stg.moe_dispatch / stg.moe_combine compute (the reference
-interpreter's `route`: top-k by score, slots in token order, tokens past the capacity
+routing rule, dialects/stg/moe_routing.py's `route`: top-k by score, slots in token order, tokens past the capacity
 dropped), so an imported model and its stg program agree numerically; their autograd
 formulas make torch's gradients the reference for stg-autodiff's.
 
@@ -33,13 +33,13 @@ from fractions import Fraction
 
 import torch
 
+from stagec.dialects.stg.moe_routing import route
+
 __all__ = ["register_experts"]
 
 
 @torch.library.custom_op("stagec::moe_dispatch", mutates_args=())
 def moe_dispatch(tokens: torch.Tensor, scores: torch.Tensor, top_k: int, capacity: int) -> torch.Tensor:
-    from stagec.runtime.interpreter.model_ops import route
-
     token, expert, slot, _ = route(scores, top_k, capacity)
     buffers = tokens.new_zeros((scores.shape[1], capacity, tokens.shape[1]))
     return buffers.index_put((expert, slot), tokens[token])
@@ -52,8 +52,6 @@ def _(tokens, scores, top_k, capacity):
 
 @torch.library.custom_op("stagec::moe_combine", mutates_args=())
 def moe_combine(buffers: torch.Tensor, scores: torch.Tensor, top_k: int, normalize: bool) -> torch.Tensor:
-    from stagec.runtime.interpreter.model_ops import route
-
     token, expert, slot, chosen = route(scores, top_k, buffers.shape[1])
     weights = scores / scores.gather(1, chosen).sum(dim=-1, keepdim=True) if normalize else scores
     contributions = buffers[expert, slot] * weights[token, expert].unsqueeze(1).to(buffers.dtype)
@@ -72,8 +70,6 @@ def _dispatch_setup(ctx, inputs, output):
 
 
 def _dispatch_backward(ctx, grad):
-    from stagec.runtime.interpreter.model_ops import route
-
     (scores,) = ctx.saved_tensors
     token, expert, slot, _ = route(scores, ctx.top_k, ctx.capacity)
     grad_tokens = grad.new_zeros(ctx.tokens).index_add(0, token, grad[expert, slot])
@@ -89,8 +85,6 @@ def _combine_setup(ctx, inputs, output):
 
 
 def _combine_backward(ctx, grad):
-    from stagec.runtime.interpreter.model_ops import route
-
     buffers, scores = ctx.saved_tensors
     token, expert, slot, _ = route(scores, ctx.top_k, buffers.shape[1])
     grad_buffers = torch.zeros_like(buffers)

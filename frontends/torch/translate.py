@@ -37,6 +37,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.parser import Parser
 
 from stagec.dialects import make_context
+from stagec.dialects.stg.names import FORWARD_FUNCTION
 from stagec.dialects.torch import torch_op
 
 __all__ = ["translate_module"]
@@ -156,7 +157,7 @@ def translate_module(
     t.block(entry, block, lambda name: symbol_names.get(name, name))
     results = [v.type for v in block.last_op.operands] if block.last_op else []
     fn = func.FuncOp(
-        "forward",
+        FORWARD_FUNCTION,
         ([a.type for a in block.args], results),
         Region(block),
         arg_attrs=ArrayAttr(DictionaryAttr(a) for a in arg_attrs),

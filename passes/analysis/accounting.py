@@ -11,15 +11,11 @@ Bindings: the module's `stg.config` (the model's dims), then the mesh axis sizes
 
 FLOPs per iteration by category (stage.md §V-C's GeMM / Attention / ElementWise /
 Other), each op's CostInterface.flops() times the counts of the loops around it (a
-layer stack `stg.repeat L`, a micro-batch loop `stg.microbatch M`):
-
-- ``gemm``: stg.einsum;
-- ``attention``: stg.attention;
-- ``elementwise``: stg.elementwise, stg.norm, stg.softmax, stg.reduce,
-  stg.cross_entropy, stg.ssm_scan and the optimizer updates stg.adam / stg.sgd;
-- ``other`` (data movement and what stg does not model): stg.embedding, stg.reshape,
-  stg.transpose, stg.concat, stg.split, stg.fill, stg.moe_dispatch, stg.moe_combine,
-  stg.opaque, and any other op with a cost (communication and memory ops cost 0 FLOPs).
+layer stack `stg.repeat L`, a micro-batch loop `stg.microbatch M`). Each op class
+declares its category (`FLOP_CATEGORY`, dialects/stg/cost.py): stg.einsum is gemm,
+stg.attention attention, arithmetic that is neither (elementwise, norm, softmax,
+reduce, cross-entropy, SSM scan, the optimizer updates) elementwise, and data movement
+and what stg does not model other (communication and memory ops cost 0 FLOPs).
 
 A ``stg.vjp`` is the backward of the ops in its body: each body op's
 ``backward_flops()`` goes to that op's category (the vjp of an attention is
@@ -39,16 +35,15 @@ from fractions import Fraction
 from math import prod
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 
-from stagec.dialects.stg.compute import EinsumOp, ElementwiseOp, NormOp, ReduceOp, SoftmaxOp
-from stagec.dialects.stg.cost import CostInterface
+from stagec.dialects.stg.config import config_bindings
+from stagec.dialects.stg.cost import FLOP_CATEGORIES, CostInterface, flop_category
+from stagec.dialects.stg.names import FORWARD_FUNCTION, TRAIN_STEP_FUNCTION, PhaseKind
 from stagec.dialects.stg.mesh import MeshOp
-from stagec.dialects.stg.model_ops import AttentionOp, CrossEntropyOp, SsmScanOp
 from stagec.dialects.stg.state import InputOp, ParamOp
 from stagec.dialects.stg.structure import LoopOp, PhaseOp
-from stagec.dialects.stg.training import AdamOp, SgdOp, VjpOp
+from stagec.dialects.stg.training import VjpOp
 from stagec.dialects.symbolic import SymbolicError
 from stagec.passes.analysis.calls import inline_calls, ranks_at, stage_programs
 from stagec.passes.analysis.comm import CommVolume, count_comm
@@ -60,21 +55,7 @@ from stagec.passes.analysis.memory import (
     repeat_multiplicity,
 )
 
-CATEGORIES = ("gemm", "attention", "elementwise", "other")
-PHASES = ("forward", "backward", "recompute", "optimizer", "")
-
-_ELEMENTWISE = (ElementwiseOp, NormOp, SoftmaxOp, ReduceOp, CrossEntropyOp, SsmScanOp, AdamOp, SgdOp)
-
-
-def category(op: Operation) -> str:
-    """The compute category of an op's forward FLOPs (module doc)."""
-    if isinstance(op, EinsumOp):
-        return "gemm"
-    if isinstance(op, AttentionOp):
-        return "attention"
-    if isinstance(op, _ELEMENTWISE):
-        return "elementwise"
-    return "other"
+PHASES = (*(kind.value for kind in PhaseKind), "")  # "": outside any phase
 
 
 @dataclass(frozen=True)
@@ -91,10 +72,10 @@ class FlopCounts:
         return self.gemm + self.attention + self.elementwise + self.other
 
     def as_dict(self) -> dict[str, int]:
-        return {c: getattr(self, c) for c in CATEGORIES} | {"total": self.total}
+        return {c: getattr(self, c) for c in FLOP_CATEGORIES} | {"total": self.total}
 
     def __add__(self, other: FlopCounts) -> FlopCounts:
-        return FlopCounts(*(getattr(self, c) + getattr(other, c) for c in CATEGORIES))
+        return FlopCounts(*(getattr(self, c) + getattr(other, c) for c in FLOP_CATEGORIES))
 
 
 def _exact(value: Fraction) -> int:
@@ -105,7 +86,7 @@ def _exact(value: Fraction) -> int:
 
 def count_flops(function: func.FuncOp, ev: Evaluator) -> dict[str, FlopCounts]:
     """FLOPs by phase and category, loop bodies times their counts."""
-    sums: dict[str, dict[str, Fraction]] = {p: {c: Fraction(0) for c in CATEGORIES} for p in PHASES}
+    sums: dict[str, dict[str, Fraction]] = {p: {c: Fraction(0) for c in FLOP_CATEGORIES} for p in PHASES}
 
     def cost(expr, what) -> Fraction:
         try:
@@ -118,10 +99,10 @@ def count_flops(function: func.FuncOp, ev: Evaluator) -> dict[str, FlopCounts]:
             if isinstance(op, VjpOp):
                 for inner in op.forward_ops:
                     if isinstance(inner, CostInterface):
-                        sums[phase][category(inner)] += times * cost(inner.backward_flops(), f"the vjp of {inner.name}")
+                        sums[phase][flop_category(inner)] += times * cost(inner.backward_flops(), f"the vjp of {inner.name}")
                 continue
             if isinstance(op, CostInterface):
-                sums[phase][category(op)] += times * cost(op.flops(), op.name)
+                sums[phase][flop_category(op)] += times * cost(op.flops(), op.name)
             inner_times = times * ev.int(op.count_expr, f"the count of {op.name}") if isinstance(op, LoopOp) else times
             inner_phase = str(op.kind.data) if isinstance(op, PhaseOp) else phase
             for region in op.regions:
@@ -129,7 +110,7 @@ def count_flops(function: func.FuncOp, ev: Evaluator) -> dict[str, FlopCounts]:
                     walk(b, inner_times, inner_phase)
 
     walk(function.body.block, 1, "")
-    return {p: FlopCounts(*(_exact(sums[p][c]) for c in CATEGORIES)) for p in PHASES}
+    return {p: FlopCounts(*(_exact(sums[p][c]) for c in FLOP_CATEGORIES)) for p in PHASES}
 
 
 # -- bindings ------------------------------------------------------------------------------
@@ -137,12 +118,7 @@ def count_flops(function: func.FuncOp, ev: Evaluator) -> dict[str, FlopCounts]:
 
 def module_bindings(module: ModuleOp, bindings: Mapping[str, int] | None = None) -> dict[str, int]:
     """The module's `stg.config`, the mesh sizes it fixes, then `bindings`."""
-    env: dict[str, int] = {}
-    config = module.attributes.get("stg.config")
-    if isinstance(config, DictionaryAttr):
-        for name, value in config.data.items():
-            if isinstance(value, IntegerAttr):
-                env[name] = value.value.data
+    env = config_bindings(module)
     given = dict(bindings or {})
     env.update(given)
     for mesh in mesh_ops(module):
@@ -175,7 +151,7 @@ def find_function(module: ModuleOp, name: str | None = None) -> func.FuncOp:
         if name not in funcs:
             raise AccountingError(f"no function @{name} in the module (it has {', '.join(sorted(funcs)) or 'none'})")
         return funcs[name]
-    for preferred in ("train_step", "forward"):
+    for preferred in (TRAIN_STEP_FUNCTION, FORWARD_FUNCTION):
         if preferred in funcs:
             return funcs[preferred]
     if len(funcs) == 1:
@@ -327,13 +303,11 @@ def account(module: ModuleOp, bindings: Mapping[str, int] | None = None, *, func
 
 
 __all__ = [
-    "CATEGORIES",
     "Accounting",
     "AccountingError",
     "FlopCounts",
     "RankClass",
     "account",
-    "category",
     "count_flops",
     "module_bindings",
     "parameter_counts",

@@ -25,6 +25,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
+from stagec.dialects.stg.names import GRAD
 from stagec.dialects.stg.attributes import TensorType, TokenType, element_bytes
 from stagec.dialects.stg.comm import CommOp
 from stagec.dialects.stg.memory import OffloadOp, ReleaseOp, ReloadOp, WaitOp
@@ -83,7 +84,7 @@ class Evaluator:
 def state_kind(state: str, param: str | None) -> str:
     if param is None:
         return "weights"
-    return "gradients" if state == "grad" else "optimizer_states"
+    return "gradients" if state == GRAD else "optimizer_states"
 
 
 

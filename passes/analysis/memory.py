@@ -50,6 +50,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.ir import Operation
 
+from stagec.dialects.stg.names import PhaseKind
 from stagec.dialects.stg.state import AssignOp, OptimizerStateOp, ParamOp
 from stagec.dialects.stg.structure import RepeatOp
 from stagec.passes.analysis.liveness import KINDS, AccountingError, Evaluator, Liveness, Schedule, state_kind
@@ -240,7 +241,10 @@ def plot_timeline(timeline: MemoryTimeline, path: str, title: str = "", max_poin
         live, positions = live[picks], picks
     gib = float(1 << 30)
     fig, ax = plt.subplots(figsize=(13, 5))
-    shades = {"forward": "#dbe9f6", "backward": "#fbe3d6", "recompute": "#e7f4dc", "optimizer": "#eee0f5"}
+    shades = {
+        PhaseKind.FORWARD: "#dbe9f6", PhaseKind.BACKWARD: "#fbe3d6",
+        PhaseKind.RECOMPUTE: "#e7f4dc", PhaseKind.OPTIMIZER: "#eee0f5",
+    }
     labelled = set()
     for phase, first, last in timeline.phase_spans():
         if phase in shades:

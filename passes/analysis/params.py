@@ -10,21 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from stagec.dialects import stg
+from stagec.dialects.stg.config import config_bindings
 from stagec.dialects.symbolic import Expr, product
 
-__all__ = ["config_bindings", "parameter_count", "parameter_sizes"]
-
-
-def config_bindings(module: ModuleOp) -> dict[str, int]:
-    """The module's `stg.config` symbol bindings ({} without one)."""
-    attr = module.attributes.get("stg.config")
-    if not isinstance(attr, DictionaryAttr):
-        return {}
-    return {name: value.value.data for name, value in attr.data.items() if isinstance(value, IntegerAttr)}
+__all__ = ["parameter_count", "parameter_sizes"]
 
 
 def _repeat_count(op: Operation) -> Expr:

@@ -1,1 +1,2 @@
-"""stg-autodiff's machinery: per-op backward rules, reverse mode over blocks and loops, the optimizer step."""
+"""stg-autodiff's machinery: reverse mode over blocks and loops (each op's backward rule is
+declared on the op, dialects/stg/vjp.py), the optimizer step."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import f32
 from xdsl.ir import Block, Region, SSAValue
 
+from stagec.dialects.stg.names import EXP_AVG, EXP_AVG_SQ, GRAD, MASTER, MOMENTUM, STEP
 from stagec.dialects import stg
 from stagec.dialects.stg import ElementwiseKind as E
 from stagec.dialects.stg import TensorType
@@ -88,9 +89,9 @@ def _update(block: Block, name: str, ty: TensorType, config: OptimizerConfig) ->
         return add(stg.OptimizerStateOp(state, name, state_ty)).result
 
     sty = state_type(ty, config)
-    weight = read("master", sty) if config.master_weights else add(stg.ParamOp(name, ty)).result
+    weight = read(MASTER, sty) if config.master_weights else add(stg.ParamOp(name, ty)).result
     gty = sty if config.wide_grads or not config.master_weights else TensorType(ty.shape, ty.element_type)
-    grad = read("grad", gty)
+    grad = read(GRAD, gty)
     if gty != sty:
         grad = add(stg.ElementwiseOp(E.CAST, [grad], sty)).result
     if config.kind in ("adam", "adamw"):
@@ -98,9 +99,9 @@ def _update(block: Block, name: str, ty: TensorType, config: OptimizerConfig) ->
             stg.AdamOp(
                 weight,
                 grad,
-                read("exp_avg", sty),
-                read("exp_avg_sq", sty),
-                read("step", TensorType([], sty.element_type)),
+                read(EXP_AVG, sty),
+                read(EXP_AVG_SQ, sty),
+                read(STEP, TensorType([], sty.element_type)),
                 lr=config.lr,
                 betas=(config.beta1, config.beta2),
                 eps=config.eps,
@@ -109,10 +110,10 @@ def _update(block: Block, name: str, ty: TensorType, config: OptimizerConfig) ->
             )
         )
         new_weight = update.new_param
-        for state, value in (("exp_avg", update.new_exp_avg), ("exp_avg_sq", update.new_exp_avg_sq), ("step", update.new_step)):
+        for state, value in ((EXP_AVG, update.new_exp_avg), (EXP_AVG_SQ, update.new_exp_avg_sq), (STEP, update.new_step)):
             add(stg.AssignOp(value, state, name))
     else:
-        buffer = read("momentum", sty) if config.momentum else None
+        buffer = read(MOMENTUM, sty) if config.momentum else None
         update = add(
             stg.SgdOp(
                 weight,
@@ -125,10 +126,10 @@ def _update(block: Block, name: str, ty: TensorType, config: OptimizerConfig) ->
         )
         new_weight = update.new_param
         if buffer is not None:
-            add(stg.AssignOp(update.new_momentum_buffer, "momentum", name))
+            add(stg.AssignOp(update.new_momentum_buffer, MOMENTUM, name))
     if config.master_weights:
-        add(stg.AssignOp(new_weight, "master", name))
+        add(stg.AssignOp(new_weight, MASTER, name))
         new_weight = add(stg.ElementwiseOp(E.CAST, [new_weight], ty)).result
     add(stg.AssignOp(new_weight, name))
     if config.zero_grads:
-        add(stg.AssignOp(add(stg.FillOp(0.0, gty)).result, "grad", name))
+        add(stg.AssignOp(add(stg.FillOp(0.0, gty)).result, GRAD, name))

@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 
 from xdsl.ir import Block, Operation, Region, SSAValue
 
+from stagec.dialects.stg.names import GRAD
 from stagec.dialects import stg
 from stagec.dialects.stg import ElementwiseKind as E
 from stagec.dialects.stg import PhaseKind, TensorType
 from stagec.dialects.stg.state import StateOp
 from stagec.dialects.stg.structure import terminator
-from stagec.passes.autodiff.rules import RULES, AutodiffError, add, elementwise, is_differentiable, zeros
+from stagec.dialects.stg.vjp import AutodiffError, VjpInterface, add, elementwise, is_differentiable, zeros
 
 
 @dataclass(frozen=True)
@@ -147,8 +148,8 @@ class BlockReverser:
                 continue
             if isinstance(op, stg.RepeatOp):
                 grads = reverse_repeat(self, op, result_cts)
-            elif (rule := RULES.get(type(op))) is not None:
-                grads = rule(self, op, result_cts)
+            elif isinstance(op, VjpInterface):
+                grads = op.vjp(self, result_cts)
             else:
                 raise AutodiffError(op, "no gradient rule in stg-autodiff")
             for operand, grad in zip(op.operands, grads):
@@ -170,9 +171,9 @@ class BlockReverser:
             if grad.type != grad_type:
                 grad = elementwise(self, E.CAST, [grad], grad_type)
             if self.policy.accumulate:
-                held = self.emit(stg.OptimizerStateOp("grad", name, grad_type)).results[0]
+                held = self.emit(stg.OptimizerStateOp(GRAD, name, grad_type)).results[0]
                 grad = add(self, held, grad)
-            self.emit(stg.AssignOp(grad, "grad", name))
+            self.emit(stg.AssignOp(grad, GRAD, name))
 
 
 def reverse_repeat(outer: BlockReverser, op: stg.RepeatOp, result_cts) -> list[SSAValue | None]:

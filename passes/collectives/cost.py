@@ -1,13 +1,5 @@
-"""The ring cost model the collective matcher minimises: bytes one rank sends.
-
-On a ring of n ranks (NCCL's ring algorithms), with `in` the bytes of the op's local
-input on one rank and n the product of the op's mesh axis sizes:
-
-    all_gather      (n-1)   * in    every rank receives the n-1 other shards
-    reduce_scatter  (n-1)/n * in    a ring reduction of n blocks
-    all_reduce     2(n-1)/n * in    a reduce_scatter, then an all_gather of the blocks
-    all_to_all      (n-1)/n * in    each rank keeps 1/n and sends the rest
-    local_slice     0               nothing moves (stage.md Fig. 6, "Slice*")
+"""The ring cost model the collective matcher minimises: bytes one rank sends, by
+dialects/stg/ring.py's ring_factor with n the product of the op's mesh axis sizes.
 
 The model is consistent: all_reduce costs exactly a reduce_scatter plus an all_gather,
 and gathering (or reducing) over two axes costs the same in one op as axis by axis.
@@ -29,35 +21,17 @@ from fractions import Fraction
 from math import prod
 
 from stagec.dialects.stg.attributes import DistributedTensorType, element_bytes
-from stagec.dialects.stg.comm import (
-    AllGatherOp,
-    AllReduceOp,
-    AllToAllOp,
-    CollectiveOp,
-    LocalSliceOp,
-    ReduceScatterOp,
-)
+from stagec.dialects.stg.comm import CollectiveOp
+from stagec.dialects.stg.ring import ring_factor
 from stagec.dialects.symbolic import Expr
+
+__all__ = ["UNBOUND_SYMBOL", "UNSIZED_AXIS", "Sizes", "global_bytes", "ring_factor", "step_cost"]
 
 UNSIZED_AXIS = 8
 """The size assumed for a mesh axis without a numeric size (`stg.mesh @m [dp, tp]`)."""
 
 UNBOUND_SYMBOL = 4096
 """The value assumed for a dim symbol without a binding (B, S, H, ...)."""
-
-
-def ring_factor(op: type[CollectiveOp], n: int) -> Fraction:
-    """The op's per-rank bytes sent, as a multiple of its local input's bytes, on a
-    group of n ranks (the table in the module doc)."""
-    if op is AllGatherOp:
-        return Fraction(n - 1)
-    if op is ReduceScatterOp or op is AllToAllOp:
-        return Fraction(n - 1, n)
-    if op is AllReduceOp:
-        return Fraction(2 * (n - 1), n)
-    if op is LocalSliceOp:
-        return Fraction(0)
-    raise ValueError(f"no ring cost for {op.name}")
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from xdsl.ir import Block, Operation, SSAValue
 
+from stagec.dialects.stg.names import GRAD
 from stagec.dialects import stg
 from stagec.dialects.stg import ElementwiseKind
 
@@ -51,7 +52,7 @@ def _single_use_cast(value: SSAValue, block: Block) -> stg.ElementwiseOp | None:
 def find_accumulations(block: Block) -> list[Accumulation]:
     found = []
     for assign in block.ops:
-        if not (isinstance(assign, stg.AssignOp) and assign.state_name.data == "grad" and assign.param is not None):
+        if not (isinstance(assign, stg.AssignOp) and assign.state_name.data == GRAD and assign.param is not None):
             continue
         add = _single_use_add(assign.value, block)
         if add is None:
@@ -59,7 +60,7 @@ def find_accumulations(block: Block) -> list[Accumulation]:
         for read_first in (True, False):
             read = add.inputs[0 if read_first else 1].owner
             if (
-                isinstance(read, stg.OptimizerStateOp) and read.tensor_name.data == "grad"
+                isinstance(read, stg.OptimizerStateOp) and read.tensor_name.data == GRAD
                 and read.param.data == assign.param.data and read.result.has_one_use()
             ):
                 break

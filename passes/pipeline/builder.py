@@ -37,6 +37,7 @@ from xdsl.dialects.builtin import DictionaryAttr, FunctionType, IntegerAttr, Str
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from stagec.dialects.stg.names import GRAD, TRAIN_STEP_FUNCTION
 from stagec.dialects import stg
 from stagec.dialects.stg import ElementwiseKind, PhaseKind
 from stagec.dialects.stg.state import StateOp
@@ -48,7 +49,7 @@ from stagec.passes.pipeline.partition import Chunk
 from stagec.passes.pipeline.schedule import Step
 from stagec.passes.pipeline.step import LayerStack, TrainStep, phase_value
 
-FORWARD, BACKWARD, SCHEDULE = "forward", "backward", "schedule"
+FORWARD, BACKWARD, SCHEDULE = PhaseKind.FORWARD, PhaseKind.BACKWARD, "schedule"
 
 
 def is_source(op: Operation) -> bool:
@@ -119,7 +120,7 @@ class StageBuilder:
         self.step, self.chunks, self.pp, self.mesh, self.schedules = step, chunks, pp, mesh, schedules
         self.forward = [Function(f"stage{k}_forward", k, FORWARD) for k in range(pp)]
         self.backward = [Function(f"stage{k}_backward", k, BACKWARD) for k in range(pp)]
-        self.schedule = [Function(f"train_step_stage{k}", k, SCHEDULE) for k in range(pp)]
+        self.schedule = [Function(f"{TRAIN_STEP_FUNCTION}_stage{k}", k, SCHEDULE) for k in range(pp)]
         # original value -> (function computing it, its value there)
         self.home: dict[SSAValue, tuple[Function, SSAValue]] = {}
         # (stack, per-layer output index) -> stage -> (function, that stage's slice)
@@ -368,7 +369,7 @@ class StageBuilder:
             read = fn.append(acc.read.clone()).result
             pair = [read, total] if acc.read_first else [total, read]
             grad = fn.append(stg.ElementwiseOp(ElementwiseKind.ADD, pair, grad_type)).result
-            fn.append(stg.AssignOp(grad, "grad", acc.param))
+            fn.append(stg.AssignOp(grad, GRAD, acc.param))
 
     def _trailing_ops(self) -> None:
         """The loss accumulation after the phases runs in the schedule of the stage that
@@ -428,7 +429,7 @@ class StageBuilder:
             if k != stages[0]:
                 # this copy of grad(W) holds this stage's terms only
                 zero = fn.append(stg.FillOp(0.0, ty)).result
-                fn.append(stg.AssignOp(zero, "grad", param))
+                fn.append(stg.AssignOp(zero, GRAD, param))
         carries = None
         if k == self.trailing_stage:
             carries = [self.fetch(v, fn, loop) for v in loop.carried]
@@ -445,9 +446,9 @@ class StageBuilder:
                 fn.append(func.CallOp(backward.name, [results[i][r] for r in backward.saved], []))
                 del results[i]
         for param, (ty, stages) in sorted(tied.items()):
-            read = fn.append(stg.OptimizerStateOp("grad", param, ty)).result
+            read = fn.append(stg.OptimizerStateOp(GRAD, param, ty)).result
             total = fn.append(stg.AllReduceStagesOp(read, self.mesh, "pp", stages)).result
-            fn.append(stg.AssignOp(total, "grad", param))
+            fn.append(stg.AssignOp(total, GRAD, param))
         if carries is not None:
             for old, new in zip(loop.results, carries):
                 self.home[old] = (fn, new)
@@ -460,7 +461,7 @@ class StageBuilder:
         grads: dict[str, Attribute] = {p: ty for p, (ty, _) in self.tied_grads.items()}
         for f in self.backward:
             for op in _outside_repeats(f.block):
-                if isinstance(op, stg.AssignOp) and op.state_name.data == "grad" and op.param is not None:
+                if isinstance(op, stg.AssignOp) and op.state_name.data == GRAD and op.param is not None:
                     grads.setdefault(op.param.data, op.value.type)
         tied = {}
         for param, ty in grads.items():

@@ -24,6 +24,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
+from stagec.dialects.stg.names import TRAIN_STEP_FUNCTION
 from stagec.dialects import stg
 from stagec.dialects.stg import PhaseKind
 from stagec.dialects.symbolic import Expr
@@ -85,7 +86,7 @@ def _param_names(op: Operation) -> frozenset[str]:
 
 def find_train_step(module: ModuleOp) -> TrainStep:
     function = next(
-        (op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "train_step"), None
+        (op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == TRAIN_STEP_FUNCTION), None
     )
     if function is None or not function.body.blocks:
         raise PassError(f"the module has no func.func @train_step to pipeline; {RUN_AUTODIFF}")

@@ -1,3 +1,3 @@
-"""stg-shard's parts: the strategy's rules (strategy.py), op signatures
-(signatures.py), the per-op layout choice (solver.py) and the walk over a program
-(propagate.py)."""
+"""stg-shard's parts: the strategy's rules (strategy.py), the per-op layout choice
+from the op's signature (solver.py; each op declares its signature,
+dialects/stg/sharding.py) and the walk over a program (propagate.py)."""

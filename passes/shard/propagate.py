@@ -28,28 +28,33 @@ from collections.abc import Mapping
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.rewriter import Rewriter
 
 from stagec.dialects.stg.attributes import DistributedTensorType, TensorType, element_bytes
 from stagec.dialects.stg.comm import CommOp, ReshardOp
 from stagec.dialects.stg.compute import EinsumOp, ElementwiseKind, ElementwiseOp
 from stagec.dialects.stg.mesh import MeshOp
 from stagec.dialects.stg.model_ops import OpaqueOp
+from stagec.dialects.stg.sharding import Linearity, ShardingInterface, Signature
+from stagec.dialects.stg.names import GRAD
 from stagec.dialects.stg.shape_ops import ConcatOp, FillOp, ReshapeOp, SplitOp, TransposeOp, reshape_splits
 from stagec.dialects.stg.state import AssignOp, InputOp, OptimizerStateOp, ParamOp
 from stagec.dialects.stg.structure import LoopOp, PhaseOp, YieldOp, stacked, terminator, unstacked
 from stagec.dialects.stg.training import VjpOp, _OptimizerOp
 from stagec.passes.diagnostics import PassError
-from stagec.passes.shard.signatures import Linearity, Signature, signature
 from stagec.passes.shard.solver import Unshardable, Weigher, solve
 from stagec.passes.shard.strategy import IndivisibleStorage, Strategy
 
 StateKey = tuple[str, str | None]
 
 
-def retype(value: SSAValue, ty) -> None:
-    """Gives an SSA value a new type in place (its uses see it at once)."""
-    value._type = ty  # noqa: SLF001 - xDSL has no public setter for result types
+def retype(value: SSAValue, ty: Attribute) -> SSAValue:
+    """`value` as type `ty`: a new SSA value in its place, which its uses now use (the
+    old one is dead, so a caller keeps the returned value)."""
+    if value.type == ty:
+        return value
+    return Rewriter.replace_value_with_new_type(value, ty)
 
 
 class Propagation:
@@ -80,7 +85,7 @@ class Propagation:
                 self.states[key] = self.param_layouts(key[0], ty)[1]
             elif param_type is not None and ty.shape == param_type.shape:
                 storage = self.param_layouts(key[1], param_type)[1]
-                if self.strategy.zero >= (2 if key[0] == "grad" else 1):
+                if self.strategy.zero >= (2 if key[0] == GRAD else 1):
                     storage = self.strategy.zero_storage(storage, self.known, key[1])
                 self.states[key] = type(ty)(storage.dims.data, ty.element_type)
             else:
@@ -158,11 +163,10 @@ class Propagation:
                 pass
             case CommOp():
                 raise PassError("stg-shard expects an unsharded program, but it already communicates", op)
+            case ShardingInterface():
+                self.solved(op, op.sharding_signature(), list(op.operands), list(op.results))
             case _:
-                sig = signature(op)
-                if sig is None:
-                    raise PassError(f"stg-shard has no distribution rule for '{op.name}'", op)
-                self.solved(op, sig, list(op.operands), list(op.results))
+                raise PassError(f"stg-shard has no distribution rule for '{op.name}'", op)
 
     # -- op kinds ---------------------------------------------------------------------
     def solved(self, op: Operation, sig: Signature, operands: list[SSAValue], results: list[SSAValue]) -> None:
@@ -189,7 +193,7 @@ class Propagation:
         partial = frozenset().union(*(v.type.partial_axes for v in operands))
         for value in operands:
             owner = value.owner
-            if isinstance(owner, OptimizerStateOp) and owner.tensor_name.data == "grad":
+            if isinstance(owner, OptimizerStateOp) and owner.tensor_name.data == GRAD:
                 key = (owner.tensor_name.data, owner.param.data)
                 layout = self.states[key]
                 extra = partial - layout.partial_axes - {a for s in layout.splits for a in s}
@@ -217,7 +221,7 @@ class Propagation:
         key = op.key
         value = op.value
         target = self.state_layout(key, value.type, self._param_types.get(key[1] or ""))
-        if key[0] == "grad" and key[1] is not None:
+        if key[0] == GRAD and key[1] is not None:
             extra = value.type.partial_axes - target.partial_axes - {a for s in target.splits for a in s}
             if extra and value.type.splits == target.splits:
                 self.states[key] = target.with_layout(None, target.partial_axes | extra)
@@ -246,9 +250,9 @@ class Propagation:
 
     def vjp(self, op: VjpOp) -> None:
         (forward,) = op.forward_ops
-        sig = signature(forward)
-        if sig is None:
+        if not isinstance(forward, ShardingInterface):
             raise PassError(f"stg-shard has no distribution rule for '{forward.name}' (in this stg.vjp)", op)
+        sig = forward.sharding_signature()
         primals = list(op.primals)
         types = [self._compute.get(v, v.type) for v in primals]
         anchored = [v in self._compute for v in primals]
@@ -318,8 +322,7 @@ class Propagation:
         if isinstance(owner, FillOp) and (not target.partial_axes or owner.value.value.data == 0.0):
             # a constant is made in any layout where it is used, with no communication
             if sum(1 for _ in value.uses) == 1:
-                retype(value, target)
-                return value
+                return retype(value, target)
             fill = FillOp(owner.value.value.data, TensorType(target.dims.data, target.element_type, target.partial_axes))
             user.parent_block().insert_op_before(fill, user)
             for use in list(value.uses):

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from stagec.dialects.stg.attributes import DistributedTensorType
-from stagec.passes.shard.signatures import Linearity, Signature
+from stagec.dialects.stg.sharding import Linearity, Signature
 from stagec.passes.shard.strategy import DimClass, Strategy, classify_shape
 
 
@@ -51,58 +51,13 @@ def solve(
     weigh: "Weigher",
 ) -> Solution:
     tie_of = {letter: group for group in sig.tied for letter in group}
-    # a letter's dim class, and its tie group's: the first definite one among the
-    # tensors that have it
-    own: dict[str, DimClass] = {}
-    classes: dict[str, DimClass] = {}
-    for sub, ty in zip([*sig.operands, *sig.results], [*types, *results]):
-        for letter, cls in zip(sub, classify_shape(ty.shape)):
-            for table, key in ((own, letter), (classes, _root(letter, tie_of))):
-                if table.get(key, DimClass.NONE) == DimClass.NONE:
-                    table[key] = cls
+    own, classes = _dim_classes(sig, types, results, tie_of)
     replicated = {
         axis for axis in strategy.axes
         if any(strategy.replicates(axis, cls) for letter, cls in own.items() if letter not in tie_of)
     }
-
-    # which letters each axis splits, in which operand
-    candidates: dict[str, dict[str, list[int]]] = {}
-    for i, (sub, ty) in enumerate(zip(sig.operands, types)):
-        for letter, split in zip(sub, ty.splits):
-            for axis in split:
-                candidates.setdefault(axis, {}).setdefault(_root(letter, tie_of), []).append(i)
-
-    assign: dict[str, list[str]] = {}
-    for axis in strategy.order(candidates) + tuple(a for a in candidates if a not in strategy.axes):
-        if axis in replicated:
-            continue
-        options = {k: v for k, v in candidates[axis].items() if not _whole(k, sig, tie_of)}
-        if not options:
-            continue
-
-        def key(letter: str) -> tuple:
-            holders = options[letter]
-            rank = strategy.rank(axis, classes[letter])
-            return (
-                0 if any(anchored[i] for i in holders) else 1,
-                rank if rank is not None else 99,
-                -sum(weigh(types[i]) for i in holders),
-                letter,
-            )
-
-        winner = min(options, key=key)
-        assign.setdefault(winner, []).append(axis)
-
-    # the order of a letter's axes: as the operand that wins for it holds them
-    order: dict[str, tuple[str, ...]] = {}
-    for letter, axes in assign.items():
-        holders = [
-            (0 if anchored[i] else 1, -weigh(ty), ty.splits[sub.index(m)])
-            for i, (sub, ty) in enumerate(zip(sig.operands, types))
-            for m in _members(letter, tie_of)
-            if m in sub and set(ty.splits[sub.index(m)]) == set(axes)
-        ]
-        order[letter] = min(holders)[2] if holders else strategy.order(axes)
+    assign = _assign_axes(sig, types, strategy, anchored, weigh, tie_of, classes, replicated)
+    order = _axis_order(assign, sig, types, strategy, anchored, weigh, tie_of)
     used = {a for axes in order.values() for a in axes}
 
     def axes_of(letter: str) -> tuple[str, ...]:
@@ -131,6 +86,66 @@ def solve(
         dims = [axes_of(letter) for letter in sub]
         out.append(ty.with_layout(dims, partial))
     return Solution(targets, out)
+
+
+def _dim_classes(sig, types, results, tie_of) -> tuple[dict[str, DimClass], dict[str, DimClass]]:
+    """Each letter's dim class, and each tie group's: the first definite one among the
+    tensors that have it."""
+    own: dict[str, DimClass] = {}
+    classes: dict[str, DimClass] = {}
+    for sub, ty in zip([*sig.operands, *sig.results], [*types, *results]):
+        for letter, cls in zip(sub, classify_shape(ty.shape)):
+            for table, key in ((own, letter), (classes, _root(letter, tie_of))):
+                if table.get(key, DimClass.NONE) == DimClass.NONE:
+                    table[key] = cls
+    return own, classes
+
+
+def _assign_axes(sig, types, strategy, anchored, weigh, tie_of, classes, replicated) -> dict[str, list[str]]:
+    """The letter (tie group) each axis the operands split goes to: among those it
+    splits in some operand, an anchored holder's first, then the strategy's preferred
+    dim class, then the heaviest holders."""
+    candidates: dict[str, dict[str, list[int]]] = {}
+    for i, (sub, ty) in enumerate(zip(sig.operands, types)):
+        for letter, split in zip(sub, ty.splits):
+            for axis in split:
+                candidates.setdefault(axis, {}).setdefault(_root(letter, tie_of), []).append(i)
+
+    assign: dict[str, list[str]] = {}
+    for axis in strategy.order(candidates) + tuple(a for a in candidates if a not in strategy.axes):
+        if axis in replicated:
+            continue
+        options = {k: v for k, v in candidates[axis].items() if not _whole(k, sig, tie_of)}
+        if not options:
+            continue
+
+        def key(letter: str) -> tuple:
+            holders = options[letter]
+            rank = strategy.rank(axis, classes[letter])
+            return (
+                0 if any(anchored[i] for i in holders) else 1,
+                rank if rank is not None else 99,
+                -sum(weigh(types[i]) for i in holders),
+                letter,
+            )
+
+        winner = min(options, key=key)
+        assign.setdefault(winner, []).append(axis)
+    return assign
+
+
+def _axis_order(assign, sig, types, strategy, anchored, weigh, tie_of) -> dict[str, tuple[str, ...]]:
+    """The order of a letter's axes: as the operand that wins for it holds them."""
+    order: dict[str, tuple[str, ...]] = {}
+    for letter, axes in assign.items():
+        holders = [
+            (0 if anchored[i] else 1, -weigh(ty), ty.splits[sub.index(m)])
+            for i, (sub, ty) in enumerate(zip(sig.operands, types))
+            for m in _members(letter, tie_of)
+            if m in sub and set(ty.splits[sub.index(m)]) == set(axes)
+        ]
+        order[letter] = min(holders)[2] if holders else strategy.order(axes)
+    return order
 
 
 def _root(letter: str, tie_of: Mapping[str, set[str]]) -> str:

@@ -17,10 +17,11 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     NoneAttr,
     StringAttr,
-    i64,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
+from stagec.dialects.stg.names import FORWARD_FUNCTION
+from stagec.dialects.stg import config as stg_config
 from stagec.dialects import stg
 from stagec.dialects.stg import TensorType
 from stagec.dialects.symbolic import Expr, product
@@ -249,7 +250,20 @@ class Converter:
     # -- the walk --------------------------------------------------------------------------
     def run(self, patterns) -> SSAValue:
         body = self.fn.body.block
-        # torch-mlir binds a result's symbolic shape after the op: read them all first
+        self.read_bound_shapes(body)
+        for op in body.ops:
+            if op.name in IGNORED or isinstance(op, func.ReturnOp):
+                continue
+            if not any(is_tensor(r) or r.type.name == "torch.list" for r in op.results):
+                continue
+            if self.is_static(op, patterns):
+                self.static.update(op.results)
+                continue
+            self.convert(op, patterns)
+        return self.loss(body)
+
+    def read_bound_shapes(self, body: Block) -> None:
+        """torch-mlir binds a result's symbolic shape after the op: read them all first."""
         for op in body.ops:
             if op.name == "torch.bind_symbolic_shape":
                 try:
@@ -257,59 +271,56 @@ class Converter:
                 except ValueError as e:
                     raise ConversionError(f"cannot read {describe(op)}: {e}", op) from None
                 self.bound[value] = sizes
-        for op in body.ops:
-            if op.name in IGNORED or isinstance(op, func.ReturnOp):
-                continue
-            tensors = [r for r in op.results if is_tensor(r) or r.type.name == "torch.list"]
-            if not tensors:
-                continue
-            operands = [v for v in op.operands if is_tensor(v)]
-            for v in op.operands:
-                if v.type.name == "torch.list" and (p := self.producer(v)) is not None and p.name == "torch.prim.ListConstruct":
-                    operands += [x for x in p.operands if is_tensor(x)]
-            if op.name in STATIC_SOURCES or (operands and all(v in self.static for v in operands)) or (
-                not operands and op.name.startswith("torch.aten.") and op.name not in patterns
-            ):
-                self.static.update(op.results)
-                continue
-            self.current = op
-            fn = patterns.get(op.name)
-            try:
-                if fn is None:
-                    raise Skip("convert-torch-to-stg has no pattern for this op")
-                result = fn(self, op)
-            except Skip as skip:
-                failed = skip.root or Unconvertible(op, skip.reason)
-                for r in op.results:
-                    self.values[r] = failed
-                continue
-            except (TypeError, ValueError, KeyError, IndexError, AttributeError, ZeroDivisionError) as error:
-                # a pattern met a form it does not expect (a non-constant argument, say):
-                # the op is unconvertible, reported as such if the loss needs it
-                failed = Unconvertible(op, f"its pattern failed on this form ({type(error).__name__}: {error})")
-                for r in op.results:
-                    self.values[r] = failed
-                continue
-            finally:
-                self.current = None
-            if isinstance(result, View):
-                self.values[op.results[0]] = result
-            elif isinstance(result, list):
-                self.values[op.results[0]] = result
-            elif isinstance(result, tuple):
-                for r, v in zip(op.results, result):
-                    self.values[r] = v
+
+    def is_static(self, op: Operation, patterns) -> bool:
+        """Whether `op` computes a size or constant (no tensor of the model flows in)."""
+        operands = [v for v in op.operands if is_tensor(v)]
+        for v in op.operands:
+            if v.type.name == "torch.list" and (p := self.producer(v)) is not None and p.name == "torch.prim.ListConstruct":
+                operands += [x for x in p.operands if is_tensor(x)]
+        return op.name in STATIC_SOURCES or (bool(operands) and all(v in self.static for v in operands)) or (
+            not operands and op.name.startswith("torch.aten.") and op.name not in patterns
+        )
+
+    def convert(self, op: Operation, patterns) -> None:
+        """Converts `op` by its pattern; an op it cannot convert is recorded as such,
+        an error only if the loss needs it."""
+        self.current = op
+        fn = patterns.get(op.name)
+        try:
+            if fn is None:
+                raise Skip("convert-torch-to-stg has no pattern for this op")
+            result = fn(self, op)
+        except Skip as skip:
+            self.fail(op, skip.root or Unconvertible(op, skip.reason))
+            return
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError, ZeroDivisionError) as error:
+            # a pattern met a form it does not expect (a non-constant argument, say)
+            self.fail(op, Unconvertible(op, f"its pattern failed on this form ({type(error).__name__}: {error})"))
+            return
+        finally:
+            self.current = None
+        if isinstance(result, (View, list)):
+            self.values[op.results[0]] = result
+        elif isinstance(result, tuple):
+            for r, v in zip(op.results, result):
+                self.values[r] = v
+
+    def fail(self, op: Operation, failed: Unconvertible) -> None:
+        for r in op.results:
+            self.values[r] = failed
+
+    def loss(self, body: Block) -> SSAValue:
+        """The function's one result, the loss, as stg."""
         ret = body.last_op
         if not isinstance(ret, func.ReturnOp) or len(ret.operands) != 1:
             raise ConversionError("the torch function must return one value (a model: its loss)", ret)
-        loss = ret.operands[0]
-        got = self.values.get(loss)
+        got = self.values.get(ret.operands[0])
         if isinstance(got, Unconvertible):
             raise got.error()
         if not isinstance(got, View):
             raise ConversionError("the torch function's result was not converted", ret)
         return self.materialize(got)
-
 
 def _hint(name: str) -> str:
     """A printed name for a parameter: its module, as the templates name them."""
@@ -360,15 +371,13 @@ def build_module(converter: Converter, loss: SSAValue, model: str) -> ModuleOp:
     block.add_op(func.ReturnOp(loss))
     dce(block)
     sink(block, converter.layer)
-    forward = func.FuncOp("forward", ((), (loss.type,)), Region(block))
+    forward = func.FuncOp(FORWARD_FUNCTION, ((), (loss.type,)), Region(block))
     module = ModuleOp([forward])
     module.attributes["stg.model"] = StringAttr(model)
     return module
 
 
 def set_config(module: ModuleOp, symbols: ModelSymbols) -> None:
-    from stagec.frontends.templates.blocks import SYMBOL_ORDER
-
     used = set()
     for op in module.walk():
         for r in op.results:
@@ -379,7 +388,5 @@ def set_config(module: ModuleOp, symbols: ModelSymbols) -> None:
             used |= op.heads.data.symbols | op.kv_heads.data.symbols
         if isinstance(op, stg.RepeatOp):
             used |= op.count_expr.symbols
-    order = {n: i for i, n in enumerate(SYMBOL_ORDER)}
-    names = sorted((n for n in used if n in symbols.values), key=lambda n: (order.get(n, len(order)), n))
-    module.attributes["stg.config"] = DictionaryAttr({n: IntegerAttr(symbols.values[n], i64) for n in names})
+    stg_config.set_config(module, {n: symbols.values[n] for n in used if n in symbols.values})
 

@@ -1,8 +1,12 @@
-"""Chakra emission: an instantiated, sharded (and optionally pipelined) training step ->
-one `<prefix>.<rank>.et` per rank and `comm_group.json` (stage.md §IV-B2, §IV-E;
-../shared/CHAKRA.md; docs/chakra.md "Emission").
+"""Chakra emission: a training step in the scheduled form (docs/scheduled-ir.md) - sharded,
+optionally pipelined, its sizes bound - translated into one `<prefix>.<rank>.et` per
+rank and `comm_group.json` (stage.md §IV-B2, §IV-E; ../shared/CHAKRA.md; docs/chakra.md
+"Emission"). Every grouping, fusion, bucketing and ordering decision is the scheduling
+passes'; this module makes none of its own.
 
-Requires: stg IR after stg-match-collectives (no `stg.reshard` left), every size
+Requires: stg IR after stg-match-collectives (no `stg.reshard` left) and
+stg-vocab-parallel-cross-entropy (no cross-entropy over a split vocab; the other
+scheduling passes are optional: without them each op is its own node), every size
 numeric under the module's stg.config, the mesh and `bindings`, and micro-batch and
 repeat counts that evaluate. Guarantees: traces `check_trace` accepts - unique ids,
 acyclic deps, matched send/recv, identical collective sequences within each group.
@@ -15,40 +19,31 @@ How the program becomes nodes (expansion happens here, and only here):
   communicator groups and send/recv peers, which are patched per rank into
   pre-encoded bytes.
 - **Loops** (`stg.repeat`, `stg.microbatch`) are unrolled and `func.call`s inlined;
-  `--iterations N` runs the whole function N times. Data deps follow SSA use-def: a
-  carried value of iteration i+1 depends on iteration i's yield, a scanned slice on
-  the iteration that stacked it, a state read (`stg.param`, `stg.optimizer_state`)
-  on the last `stg.assign` of that state (per layer of a stack), so gradient
-  accumulation chains across micro-batches and iteration i+1's forward waits for
-  iteration i's optimizer.
+  `--iterations N` runs the whole function N times. Data deps follow SSA use-def
+  (through `stg.wait` and views): a carried value of iteration i+1 depends on
+  iteration i's yield, a scanned slice on the iteration that stacked it, a state read
+  (`stg.param`, `stg.optimizer_state`) on the last `stg.assign` of that state (per
+  layer of a stack, or the layer it names), so gradient accumulation chains across
+  micro-batches and iteration i+1's forward waits for iteration i's optimizer.
+- **One op, one node.** A compute op is a COMP node; a `stg.group` of compute ops is
+  one (its members' FLOPs, bytes and times summed); a collective, or a group of them,
+  one COMM_COLL node; send and recv their nodes.
 - **Control deps are stream order.** Compute nodes form one stream in program order
   (each depends on the previous): for a pipeline stage that order is the schedule's
-  (GPipe, 1F1B), so the trace encodes it. Each communicator group is a stream of its
-  own (NCCL orders a communicator's collectives; ASTRA-sim pairs them by order), send
-  and recv to/from each peer too. A communication node is issued when the compute
-  stream reaches it: it depends on the last compute node before it in program order
-  (a CUDA stream waits on the compute stream's event when the op is enqueued) - so an
-  FSDP all-gather starts once the compute before its place in the program has run,
-  where stg-prefetch may have moved it earlier; nothing starts at t=0 by itself.
-- **DP gradient all-reduces** (`stg.all_reduce` of a `"grad"` state, which stg-shard
-  puts in the optimizer phase: once per iteration, after accumulation) are packed into
-  buckets of at most `bucket_bytes` per communicator, in the order their gradients
-  become ready (DDP); a bucket depends on its gradients' last writes only, so it can
-  overlap the last micro-batch's backward. `bucket_bytes=0` keeps one per gradient.
-  ZeRO's (stg-shard zero=1) gradient reduce-scatters and the all-gathers of the
-  updated parameters go in Megatron's distributed-optimizer buckets instead: in the
-  same order, a bucket closes once it holds max(F, F/40 x group size) elements for
-  F = `zero_bucket_elements` (40M: Megatron's max(40M, 1M x dp)); a parameter is
-  gathered in the bucket its gradient was scattered in, issued when the last of the
-  bucket's updates has run.
-- **GEMM fusion** as the frameworks run it: einsums of one body with the same
-  equation shape that share an operand (the Q, K, V projections reading one input;
-  their weight gradients sharing the gathered input; gate and up) are one GEMM node,
-  and einsums whose results are only summed (the Q/K/V input gradients) are one GEMM
-  with the sum folded in. A vocab-parallel cross-entropy emits the three all-reduces
-  it implies (max, sum of exponentials, target logit) before its compute node.
-- Views (`stg.reshape`, `stg.split`, `stg.local_slice`, `stg.fill`, `stg.wait`) and
-  state reads and writes make no node: they pass dependencies on.
+  (GPipe, 1F1B), so the trace encodes it. Each stream the scheduled form names (or,
+  unnamed, each communicator group; each peer and direction for send and recv) is a
+  chain of its own (NCCL orders a communicator's collectives; ASTRA-sim pairs them by
+  order). A communication node is issued when the compute stream reaches it: it
+  depends on the last compute node before it in program order (a CUDA stream waits on
+  the compute stream's event when the op is enqueued) - so an FSDP all-gather starts
+  once the compute before its place in the program has run, where stg-prefetch may
+  have moved it earlier; nothing starts at t=0 by itself. A `ready` group (a gradient
+  bucket) has no issue point: it waits for its gradients' last writes only.
+- **Reuse of an exchange** (the one decision not yet a pass): an all-to-all of data
+  already exchanged the same way (the MoE dispatch's saved input, sent again in the
+  backward) reuses the first node.
+- Views (`stg.reshape`, `stg.split`, `stg.local_slice`, `stg.fill`, `stg.wait`),
+  `stg.release` and state reads and writes make no node: they pass dependencies on.
 
 COMP nodes carry `duration_micros` (the cost model, runtime/cost), `num_ops` and
 `tensor_size` (ints); collectives `comm_type`, `comm_size` (bytes: an all-gather's
@@ -68,17 +63,12 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
-from stagec.dialects.stg.attributes import TokenType
 from stagec.dialects.stg.comm import (
-    AllGatherOp,
-    AllReduceOp,
     AllReduceStagesOp,
     AllToAllOp,
-    BroadcastOp,
     CollectiveOp,
     LocalSliceOp,
     RecvOp,
-    ReduceScatterOp,
     ReshardOp,
     SendOp,
 )
@@ -86,12 +76,11 @@ from stagec.dialects.stg.compute import EinsumOp
 from stagec.dialects.stg.cost import CostInterface
 from stagec.dialects.stg.memory import ReleaseOp, WaitOp
 from stagec.dialects.stg.mesh import MeshOp
+from stagec.dialects.stg.model_ops import CrossEntropyOp
 from stagec.dialects.stg.schedule import GroupOp, collective_stream, p2p_stream, stream_of
-from stagec.dialects.stg.model_ops import AttentionOp, CrossEntropyOp
 from stagec.dialects.stg.shape_ops import FillOp, ReshapeOp, SplitOp
 from stagec.dialects.stg.state import AssignOp, InputOp, OptimizerStateOp, ParamOp, StateOp
 from stagec.dialects.stg.structure import LoopOp, PhaseOp, RepeatOp, YieldOp
-from stagec.dialects.stg.training import VjpOp
 from stagec.dialects.symbolic import Expr, SymbolicError
 from stagec.runtime.chakra.ranks import RankSpace
 from stagec.runtime.chakra.schema import CommType, NodeType
@@ -106,8 +95,6 @@ __all__ = [
     "emit_traces",
 ]
 
-DEFAULT_BUCKET_BYTES = 25 * 2**20  # DDP's default bucket_cap_mb
-DEFAULT_ZERO_BUCKET_ELEMENTS = 40_000_000  # Megatron DDP's bucket_size floor
 
 
 class EmitError(ValueError):
@@ -120,20 +107,14 @@ class EmitOptions:
 
     iterations: int = 1
     optimizer: bool = True
-    bucket_bytes: int = DEFAULT_BUCKET_BYTES
-    zero_bucket_elements: int = DEFAULT_ZERO_BUCKET_ELEMENTS
     prefix: str = "trace"
     workers: int = 0  # processes writing files; 0: one per core (at most 8)
 
 
-_COLL_TYPE = {
-    AllReduceOp: CommType.ALL_REDUCE,
-    AllReduceStagesOp: CommType.ALL_REDUCE,
-    AllGatherOp: CommType.ALL_GATHER,
-    ReduceScatterOp: CommType.REDUCE_SCATTER,
-    AllToAllOp: CommType.ALL_TO_ALL,
-    BroadcastOp: CommType.BROADCAST,
-}
+def _coll_type(op: Operation) -> CommType:
+    return CommType[op.COLLECTIVE_KIND.upper()]
+
+
 COMM_KIND_NAMES = {
     CommType.ALL_REDUCE: "all_reduce",
     CommType.ALL_GATHER: "all_gather",
@@ -252,9 +233,6 @@ class _Expander:
         self.layers: list[int] = []
         self.phase = ""
         self.comm_only = False
-        self.bucketed: dict[tuple, int] = {}
-        self.gather_buckets: dict[tuple, tuple] = {}
-        self.pending_gathers: dict[int, set] = {}
         self.call_counts: dict[str, int] = {}
         self.call_mb: dict[int, int] = {}
         self.exchanged: dict[tuple, int] = {}  # all-to-all (axes, layouts, input deps) -> node
@@ -431,8 +409,9 @@ class _Expander:
                 steps.append((5, op, self.run_phase, None))
             elif isinstance(op, func.CallOp):
                 steps.append((5, op, self.call, None))
-            elif isinstance(op, CrossEntropyOp):
-                steps.append((5, op, self.cross_entropy, None))
+            elif isinstance(op, CrossEntropyOp) and op.logits.type.splits[-1]:
+                raise EmitError("a cross-entropy over a split vocab: run stg-vocab-parallel-cross-entropy before "
+                                "emitting a trace (its all-reduces are ops of the scheduled form)")
             elif isinstance(op, CostInterface):
                 # offload/reload copies run as compute nodes: Chakra's memory nodes need
                 # a remote-memory configuration ASTRA-sim does not have by default
@@ -445,17 +424,24 @@ class _Expander:
 
     # state keys: per layer of a stack
     def state_key(self, op: StateOp) -> tuple:
+        layers = self.layers_of(op)
         if isinstance(op, ParamOp):
-            return (op.tensor_name.data, None, tuple(self.layers))
+            return (op.tensor_name.data, None, layers)
         if isinstance(op, OptimizerStateOp):
-            return (op.tensor_name.data, op.param.data, tuple(self.layers))
+            return (op.tensor_name.data, op.param.data, layers)
         if isinstance(op, InputOp):
             return ("<input>", op.tensor_name.data, ())
-        return (op.name, op.tensor_name.data, tuple(self.layers))
+        return (op.name, op.tensor_name.data, layers)
 
     def assign_key(self, op: AssignOp) -> tuple:
         name, param = op.key
-        return (name, param, tuple(self.layers))
+        return (name, param, self.layers_of(op))
+
+    def layers_of(self, op: StateOp | AssignOp) -> tuple[int, ...]:
+        """The layer a per-layer state op addresses: its own `layer K of N`, or the
+        enclosing repeats' iteration."""
+        explicit = op.explicit_layer()
+        return (explicit[0],) if explicit is not None else tuple(self.layers)
 
     # -- structure -------------------------------------------------------------------------
 
@@ -502,7 +488,6 @@ class _Expander:
         self.phase = kind
         if kind == "optimizer":
             self.comm_only = not self.options.optimizer
-            self.bucket_gradients(op)
         ys = self.walk(op.body.block)
         self.phase, self.comm_only = saved
         for r, y in zip(op.outputs, ys):
@@ -544,7 +529,7 @@ class _Expander:
         d = self.deps(_group_inputs(op))
         kind = op.collective_kind()
         if kind is not None:
-            d = self.group_collective(op, kind, d)
+            d = self.group_collective(op, d)
         elif not self.comm_only:
             def make() -> Static:
                 members = op.members()
@@ -560,52 +545,27 @@ class _Expander:
         for r in op.outputs:
             self.values[id(r)] = d
 
-    def group_collective(self, op: GroupOp, kind: type, d: tuple) -> tuple:
+    def group_collective(self, op: GroupOp, d: tuple) -> tuple:
         members = op.members()
         axes = members[0].axis_names
         if self.space.group_size(axes) == 1:
             return d
-        comm_type = _COLL_TYPE[kind]
+        comm_type = _coll_type(members[0])
 
         def make() -> Static:
             size = sum(self.op_cost(m).tensor_size for m in members)
             micros = self.cost.collective_micros(COMM_KIND_NAMES[comm_type], size, self.space.group_size(axes))
-            label = self.label(members[0], f"{COMM_KIND_NAMES[comm_type]}.x{len(members)}")
+            what = f"{COMM_KIND_NAMES[comm_type]}{'_bucket' if op.ready is not None else ''}.x{len(members)}"
+            label = self.label(members[0], what)
             return _coll_static(label, comm_type, size, micros, ("pg", axes, None))
 
         static = self.static(("op", id(op), self.phase), make)
-        return (self.add_node(static, d, stream=self.stream(op, axes)),)
-
-    def cross_entropy(self, op: CrossEntropyOp) -> None:
-        d = self.deps(op.operands)
-        if not self.comm_only:
-            for i, (kind, axes, nbytes) in enumerate(op.vocab_collectives()):
-                size = self.int(nbytes, "a vocab-parallel cross-entropy's all-reduce")
-                if self.space.group_size(axes) == 1:
-                    continue
-
-                def make(axes=axes, size=size, i=i) -> Static:
-                    micros = self.cost.collective_micros(kind, size, self.space.group_size(axes))
-                    return _coll_static(self.label(op, f"ce_allreduce{i}"), CommType.ALL_REDUCE, size, micros,
-                                        ("pg", tuple(axes), None))
-
-                static = self.static(("ce", id(op), i, self.phase), make)
-                d = (self.add_node(static, d, stream=self.stream(None, axes)),) + d
-            d = (self.add_node(self.compute_static(op), tuple(sorted(set(d)))),)
-        self.values[id(op.result)] = d
+        return (self.add_node(static, d, stream=self.stream(op, axes), issue=op.ready is None),)
 
     # -- communication ---------------------------------------------------------------------
 
     def collective(self, op: CollectiveOp) -> None:
         d = self.deps(op.operands)
-        bucket = self.bucketed.get((id(op), tuple(self.layers)))
-        if bucket is not None:
-            self.values[id(op.result)] = (bucket,)
-            return
-        gather = self.gather_buckets.get((id(op), tuple(self.layers)))
-        if gather is not None:
-            self.gather_bucketed(op, d, gather)
-            return
         axes = op.axis_names
         among = op.coordinates if isinstance(op, AllReduceStagesOp) else None
         if self.space.group_size(axes, among) == 1:
@@ -625,7 +585,7 @@ class _Expander:
 
         def make() -> Static:
             c = self.op_cost(op)
-            return _coll_static(self.label(op), _COLL_TYPE[type(op)], c.tensor_size, c.micros, ("pg", axes, among))
+            return _coll_static(self.label(op), _coll_type(op), c.tensor_size, c.micros, ("pg", axes, among))
 
         static = self.static(("op", id(op), self.phase), make)
         nid = self.add_node(static, d, stream=self.stream(op, axes, among))
@@ -651,151 +611,6 @@ class _Expander:
         for r in op.results:
             self.values[id(r)] = (nid,)
 
-    def bucket_gradients(self, phase: PhaseOp) -> None:
-        """Pack the optimizer phase's gradient collectives into buckets (module doc):
-        DDP's all-reduces by bytes; ZeRO's reduce-scatters, and the all-gathers of the
-        updated parameters, in Megatron's distributed-optimizer buckets."""
-        self.bucketed = {}
-        self.gather_buckets = {}
-        self.pending_gathers = {}
-        if self.options.bucket_bytes <= 0:
-            return
-        reduces: list[_Entry] = []
-        scatters: list[_Entry] = []
-        gathers: list[_Entry] = []
-        order = 0
-
-        def scan(block: Block) -> None:
-            nonlocal order
-            for op in block.ops:
-                if isinstance(op, AllReduceOp | ReduceScatterOp) and isinstance(op.input.owner, OptimizerStateOp) \
-                        and op.input.owner.tensor_name.data == "grad":
-                    param = op.input.owner.param.data
-                    deps = self.state.get(("grad", param, tuple(self.layers)), ())
-                    if self.space.group_size(op.axis_names) > 1:
-                        found = reduces if isinstance(op, AllReduceOp) else scatters
-                        found.append(self._entry(op, order, param, deps, op.input.type))
-                    order += 1
-                elif isinstance(op, AllGatherOp) and self.space.group_size(op.axis_names) > 1 \
-                        and (param := _assigned_param(op)) is not None:
-                    gathers.append(self._entry(op, order, param, (), op.result.type))
-                    order += 1
-                elif isinstance(op, RepeatOp):
-                    count = self.int(op.count_expr, "the count of stg.repeat")
-                    offset = self.int(op.offset_expr, "a repeat's offset")
-                    for i in range(count):
-                        self.layers.append(offset + i)
-                        scan(op.body.block)
-                        self.layers.pop()
-                elif isinstance(op, LoopOp):
-                    continue
-                else:
-                    for region in op.regions:
-                        for b in region.blocks:
-                            scan(b)
-
-        scan(phase.body.block)
-        ready = lambda e: (max(e.deps, default=-1), e.order)  # noqa: E731
-        cap = self.options.bucket_bytes
-        for index, bucket in enumerate(_pack(sorted(reduces, key=ready), lambda used, e: used + e.bytes > cap)):
-            self._add_bucket(("reduce", index), bucket, CommType.ALL_REDUCE, "opt.grad_bucket")
-        scatters.sort(key=ready)
-        for index, bucket in enumerate(_pack(scatters, self._megatron_full, closes_after=True)):
-            self._add_bucket(("scatter", index), bucket, CommType.REDUCE_SCATTER, "opt.grad_shard_bucket")
-        # the updated parameters are gathered in the buckets their gradients were
-        # scattered in (one buffer in Megatron), any others by the same rule
-        position = {(e.param, e.layers): i for i, e in enumerate(scatters)}
-        gathers.sort(key=lambda e: (position.get((e.param, e.layers), len(position)), e.order))
-        for index, bucket in enumerate(_pack(gathers, self._megatron_full, closes_after=True)):
-            last = max(bucket, key=lambda e: e.order)
-            for e in bucket:
-                self.gather_buckets[(id(e.op), e.layers)] = (index, e is last, bucket)
-
-    def _entry(self, op: CollectiveOp, order: int, param: str, deps: tuple, full) -> _Entry:
-        full = full.value_type if isinstance(full, TokenType) else full
-        elements = self.int(full.global_numel(), "a gradient's size")
-        return _Entry(op, tuple(self.layers), order, param, deps, self.op_cost(op).tensor_size, elements)
-
-    def _megatron_full(self, used: int, entry: _Entry) -> bool:
-        """Megatron's DistributedDataParallel closes a bucket once it holds
-        max(40M, 1M x data-parallel size) elements (its bucket_size default); here
-        max(F, F/40 x group size) for F = `zero_bucket_elements`."""
-        floor = self.options.zero_bucket_elements
-        return used >= max(floor, floor * self.space.group_size(entry.op.axis_names) // 40)
-
-    def _add_bucket(self, key: tuple, entries: list[_Entry], kind: CommType, label: str) -> None:
-        size = sum(e.bytes for e in entries)
-        axes = entries[0].op.axis_names
-        deps = tuple(sorted({d for e in entries for d in e.deps}))
-        group = self.space.group_size(axes)
-
-        def make() -> Static:
-            micros = self.cost.collective_micros(COMM_KIND_NAMES[kind], size, group)
-            return _coll_static(f"{label}.{len(entries)}", kind, size, micros, ("pg", axes, None))
-
-        static = self.static(("bucket", *key, size, axes), make)
-        nid = self.add_node(static, deps, stream=self.stream(None, axes), issue=False)
-        for e in entries:
-            self.bucketed[(id(e.op), e.layers)] = nid
-
-    def gather_bucketed(self, op: AllGatherOp, d: tuple, bucket: tuple) -> None:
-        """A member of a bucket of updated parameters: the bucket's all-gather is issued
-        at its last member, on the updates of all; each member's parameter is its result."""
-        index, last, entries = bucket
-        pending = self.pending_gathers.setdefault(index, set())
-        pending.update(d)
-        self.values[id(op.result)] = ()
-        if not last:
-            return
-        del self.pending_gathers[index]
-        axes = op.axis_names
-        size = sum(e.bytes for e in entries)
-        group = self.space.group_size(axes)
-
-        def make() -> Static:
-            micros = self.cost.collective_micros("all_gather", size, group)
-            return _coll_static(f"opt.param_bucket.{len(entries)}", CommType.ALL_GATHER, size, micros,
-                                ("pg", axes, None))
-
-        static = self.static(("bucket", "gather", index, size, axes), make)
-        nid = self.add_node(static, tuple(sorted(pending)), stream=self.stream(None, axes))
-        self.values[id(op.result)] = (nid,)
-        for e in entries:
-            self.state[(e.param, None, e.layers)] = (nid,)
-
-
-@dataclass(frozen=True, eq=False)
-class _Entry:
-    """A gradient (or updated parameter) collective of the optimizer phase, per layer."""
-
-    op: CollectiveOp
-    layers: tuple[int, ...]
-    order: int  # program order in the phase
-    param: str
-    deps: tuple  # the gradient's last writes
-    bytes: int  # the collective's comm_size
-    elements: int  # the whole gradient's
-
-
-def _pack(entries: list[_Entry], full: Callable[[int, _Entry], bool], closes_after: bool = False) -> list[list[_Entry]]:
-    """Buckets of entries in order, one open bucket per communicator. DDP's rule
-    (closes_after False): a bucket takes an entry unless `full(bytes so far, entry)`
-    says it would overflow. Megatron's (True): a bucket takes every entry and closes
-    once `full(elements so far, entry)`."""
-    buckets: list[list[_Entry]] = []
-    open_buckets: dict[tuple, list] = {}  # axes -> [used, entries]
-    for entry in entries:
-        axes = entry.op.axis_names
-        current = open_buckets.get(axes)
-        if current is None or (not closes_after and current[1] and full(current[0], entry)):
-            current = open_buckets[axes] = [0, []]
-            buckets.append(current[1])
-        current[0] += entry.elements if closes_after else entry.bytes
-        current[1].append(entry)
-        if closes_after and full(current[0], entry):
-            del open_buckets[axes]
-    return buckets
-
 
 def _group_inputs(op: GroupOp) -> list[SSAValue]:
     """The values a group's members read from outside it."""
@@ -804,26 +619,10 @@ def _group_inputs(op: GroupOp) -> list[SSAValue]:
             if not (isinstance(v.owner, Operation) and v.owner.parent_block() is body)]
 
 
-def _assigned_param(op: AllGatherOp) -> str | None:
-    """The parameter an all-gather's result is assigned to, its only use (ZeRO's
-    gather of an updated parameter)."""
-    uses = list(op.result.uses)
-    if len(uses) == 1 and isinstance(uses[0].operation, WaitOp):  # the scheduled form
-        uses = list(uses[0].operation.result.uses)
-    if len(uses) == 1 and isinstance(user := uses[0].operation, AssignOp) and user.key[1] is None:
-        return user.key[0]
-    return None
-
-
 def _category(op: Operation) -> str:
-    from stagec.passes.analysis.accounting import category
+    from stagec.dialects.stg.cost import flop_category
 
-    if isinstance(op, VjpOp):
-        inner = [o for o in op.forward_ops if isinstance(o, CostInterface)]
-        if any(isinstance(o, AttentionOp) for o in inner):
-            return "attention"
-        return category(inner[0]) if inner else "other"
-    return category(op)
+    return flop_category(op)
 
 
 def _comp_static(label: str, category: str, num_ops: int, size: int, micros: float) -> Static:

@@ -4,8 +4,9 @@
     stagec-opt step.mlir -p 'stg-instantiate{B=8 S=4096}' -t 'chakra{iterations=2 optimizer=false prefix=llama json=true}' -o traces/
 
 The module is what the passes leave: sharded, collectives matched, optionally
-pipelined, scheduled (stg-fuse-gemms, stg-fsdp-units: the target groups nothing of its
-own), its sizes bound by stg-instantiate. `-o` names the directory; the
+pipelined, scheduled (stg-fuse-gemms, stg-fsdp-units, stg-bucket-gradients,
+stg-schedule: the target fuses, groups and buckets nothing of its own), its sizes bound
+by stg-instantiate. `-o` names the directory; the
 target writes `<prefix>.<rank>.et` and `comm_group.json` there (runtime/chakra/emit.py)
 and prints one line per rank class to the output stream.
 """
@@ -21,11 +22,11 @@ from xdsl.utils.arg_spec import ArgSpec
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
-from stagec.runtime.chakra.emit import DEFAULT_BUCKET_BYTES, EmitError, EmitOptions, emit_traces, write_json_dumps
+from stagec.runtime.chakra.emit import EmitError, EmitOptions, emit_traces, write_json_dumps
 
 _FLAGS = {"optimizer", "json"}
 _STRINGS = {"dir", "prefix", "hardware", "profile"}
-_INTS = {"iterations", "bucket_mb", "workers"}
+_INTS = {"iterations", "workers"}
 
 
 class ChakraTargetError(DiagnosticException):
@@ -42,7 +43,6 @@ class ChakraTarget(Target):
     prefix: str = "trace"
     iterations: int = 1
     optimizer: bool = True
-    bucket_mb: int = DEFAULT_BUCKET_BYTES >> 20
     hardware: str = "h100-sxm"
     profile: str = ""
     workers: int = 0
@@ -79,8 +79,7 @@ class ChakraTarget(Target):
         if not self.dir:
             raise ChakraTargetError("the chakra target writes a directory: give it with -o DIR (or chakra{dir=DIR})")
         options = EmitOptions(
-            iterations=self.iterations, optimizer=self.optimizer, bucket_bytes=self.bucket_mb << 20,
-            prefix=self.prefix, workers=self.workers,
+            iterations=self.iterations, optimizer=self.optimizer, prefix=self.prefix, workers=self.workers,
         )
         try:
             cost = CostModel(self.hardware, self.profile or None)

@@ -53,38 +53,22 @@ from xdsl.ir import Attribute, Operation
 
 from stagec.dialects.stg.attributes import DistributedTensorType, TokenType
 from stagec.dialects.stg.comm import (
-    AllGatherOp,
-    AllReduceOp,
     AllReduceStagesOp,
-    AllToAllOp,
-    BroadcastOp,
     CommOp,
     LocalSliceOp,
     RecvOp,
-    ReduceScatterOp,
     ReshardOp,
     SendOp,
 )
-from stagec.dialects.stg.cost import CostInterface
+from stagec.dialects.stg.cost import CostInterface, flop_category
 from stagec.dialects.stg.memory import OffloadOp, ReloadOp
 from stagec.dialects.stg.training import VjpOp
 from stagec.dialects.symbolic import Expr, SymbolicError
-from stagec.passes.analysis.accounting import category
 from stagec.passes.collectives.matcher import MatchError, match_reshard
 from stagec.runtime.cost.collectives import comm_micros
 from stagec.runtime.cost.hardware_description import Hardware, Link, load_hardware
 from stagec.runtime.cost.profile import Profile, SignatureError, load_profile, op_signature
 
-_COLLECTIVE_KIND = {
-    AllReduceOp: "all_reduce",
-    AllGatherOp: "all_gather",
-    ReduceScatterOp: "reduce_scatter",
-    AllToAllOp: "all_to_all",
-    BroadcastOp: "broadcast",
-    AllReduceStagesOp: "all_reduce",
-    SendOp: "send",
-    RecvOp: "recv",
-}
 _MATMUL_CATEGORIES = ("gemm", "attention")
 # A dtype a table lacks runs at the rate of the next one here.
 _FALLBACK = {"fp8": "f16", "tf32": "f32"}
@@ -255,9 +239,9 @@ class CostModel:
             for inner in op.forward_ops:
                 if isinstance(inner, CostInterface):
                     backward = self._int(inner.backward_flops(), bindings, op, f"backward FLOPs of {inner.name}")
-                    compute += self.compute_micros(backward, category(inner), op_dtype(inner))
+                    compute += self.compute_micros(backward, flop_category(inner), op_dtype(inner))
             return OpCost(flops, moved, max(compute, self.memory_micros(moved)), "roofline")
-        return OpCost(flops, moved, self.roofline_micros(flops, moved, category(op), op_dtype(op)), "roofline")
+        return OpCost(flops, moved, self.roofline_micros(flops, moved, flop_category(op), op_dtype(op)), "roofline")
 
     def _comm_micros(self, op: CommOp, moved: int, bindings: Mapping[str, int]) -> float:
         if isinstance(op, LocalSliceOp) or not moved:
@@ -279,7 +263,7 @@ class CostModel:
         if isinstance(op, (SendOp, RecvOp)):
             group = 2
         within = _within_node(sizes, axes, self.hardware.gpus_per_node)
-        return self.collective_micros(_COLLECTIVE_KIND[type(op)], moved, group, within_node=within)
+        return self.collective_micros(op.COLLECTIVE_KIND, moved, group, within_node=within)
 
     def _reshard_micros(self, op: ReshardOp, sizes: Mapping[str, int], bindings: Mapping[str, int]) -> float:
         """An unmatched reshard costs the collectives stg-match-collectives would
@@ -290,7 +274,7 @@ class CostModel:
             raise CostError(f"cannot cost stg.reshard: {error}") from None
         micros = 0.0
         for step in steps:
-            kind = _COLLECTIVE_KIND.get(step.op)
+            kind = step.op.COLLECTIVE_KIND
             if kind is None:  # a local slice moves nothing
                 continue
             moved = self._int(step.input.local_bytes(), bindings, op, "bytes")

@@ -109,7 +109,19 @@ def _regroup_over(op, value: PerRank, axes, ex):
 @implements(AllGatherOp, ReduceScatterOp, AllReduceOp, AllToAllOp)
 def collective(op: CollectiveOp, operands, ex):
     """One implementation for the four: their input and result layouts say which it is."""
+    if isinstance(op, AllReduceOp) and op.maximum is not None:
+        return _result(op, _max_over(operands[0], op.axis_names, ex))
     return _regroup_over(op, operands[0], op.axis_names, ex)
+
+
+def _max_over(value: PerRank, axes, ex) -> PerRank:
+    """Every group member gets the elementwise max of the members' values."""
+    out: PerRank = list(value)
+    for group in groups_within(ex.placement, axes):
+        combined = torch.stack([value[r] for r in group]).amax(dim=0)
+        for r in group:
+            out[r] = combined
+    return out
 
 
 @implements(ReshardOp)

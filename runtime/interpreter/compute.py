@@ -138,6 +138,7 @@ BINARY: dict[ElementwiseKind, Callable[[torch.Tensor, torch.Tensor], torch.Tenso
     E.MAX: torch.maximum,
     E.MIN: torch.minimum,
     E.ROTARY: rotary,
+    E.SWIGLU: lambda gate, up: F.silu(gate) * up,
 }
 # k_grad(dy, x) = dy * k'(x), x being the forward input.
 DERIVATIVE: dict[ElementwiseKind, Callable[[torch.Tensor], torch.Tensor]] = {

@@ -23,12 +23,13 @@ from contextlib import contextmanager
 from typing import Any
 
 import torch
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import DictionaryAttr, ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from stagec.dialects.stg.attributes import DistributedTensorType, TokenType
+from stagec.dialects.stg.config import ConfigError, config_bindings
 from stagec.dialects.stg.mesh import MeshOp
 from stagec.dialects.stg.structure import YieldOp
 from stagec.runtime.interpreter import (  # noqa: F401  (each registers its ops)
@@ -55,20 +56,6 @@ from stagec.runtime.interpreter.values import (
     assemble_global,
     shard_global,
 )
-
-
-def _config(module: ModuleOp) -> dict[str, int]:
-    config = module.attributes.get("stg.config")
-    if config is None:
-        return {}
-    if not isinstance(config, DictionaryAttr):
-        raise InterpreterError(f"stg.config must be a dictionary of symbol = integer, not {config}")
-    values = {}
-    for name, attr in config.data.items():
-        if not isinstance(attr, IntegerAttr):
-            raise InterpreterError(f"stg.config: {name} = {attr} is not an integer")
-        values[name] = attr.value.data
-    return values
 
 
 def _simulated_mesh(module: ModuleOp, env: dict[str, int]) -> SimulatedMesh:
@@ -114,7 +101,10 @@ class Interpreter:
             except VerifyException as e:
                 raise InterpreterError(f"the module does not verify: {e}") from e
         self.module = module
-        env = {**_config(module), **(bindings or {})}
+        try:
+            env = {**config_bindings(module), **(bindings or {})}
+        except ConfigError as e:
+            raise InterpreterError(str(e)) from None
         self.mesh = _simulated_mesh(module, env)
         env.update(self.mesh.sizes)
         self.sizes = Sizes(env)

@@ -22,7 +22,11 @@ from stagec.dialects.stg.model_ops import (
     MoeDispatchOp,
     OpaqueOp,
     SsmScanOp,
+    VocabCrossEntropyOp,
+    VocabStatKind,
+    VocabStatOp,
 )
+from stagec.dialects.stg.moe_routing import route
 from stagec.runtime.interpreter.errors import InterpreterError
 from stagec.runtime.interpreter.registry import Rank, implements, per_rank
 from stagec.runtime.interpreter.tensor_types import compute_dtype, torch_dtype
@@ -112,6 +116,37 @@ def _cross_entropy(op: CrossEntropyOp, rank: Rank, logits: torch.Tensor, labels:
     return (losses.sum() / tokens).to(torch_dtype(op.result.type.element_type))
 
 
+@per_rank(VocabStatOp)
+def vocab_stat(op: VocabStatOp, rank: Rank, logits: torch.Tensor, labels: torch.Tensor,
+               maximum: torch.Tensor | None = None) -> torch.Tensor:
+    """This rank's share of a vocab-parallel cross-entropy statistic: over its vocab
+    shard, the max logit, the label's logit (0 where another shard holds the label), or
+    the sum of exp(logit - the group's max)."""
+    x = logits.to(compute_dtype(logits.dtype))
+    dtype = torch_dtype(op.result.type.element_type)
+    kind = op.kind.data
+    if kind == VocabStatKind.MAX:
+        return x.amax(dim=-1).to(dtype)
+    if kind == VocabStatKind.SUM_EXP:
+        return torch.exp(x - maximum.to(x.dtype).unsqueeze(-1)).sum(dim=-1).to(dtype)
+    shard = x.shape[-1]
+    start = rank.block_start(op.logits.type.splits[-1], shard)
+    local = labels.long() - start
+    mine = (local >= 0) & (local < shard)
+    picked = x.gather(-1, local.clamp(0, shard - 1).unsqueeze(-1)).squeeze(-1)
+    return torch.where(mine, picked, torch.zeros_like(picked)).to(dtype)
+
+
+@per_rank(VocabCrossEntropyOp)
+def vocab_cross_entropy(op: VocabCrossEntropyOp, rank: Rank, maximum: torch.Tensor, target: torch.Tensor,
+                        sum_exp: torch.Tensor) -> torch.Tensor:
+    """Sum over local tokens of log(sum_exp) + max - target, over the global batch's
+    token count (the fused stg.cross_entropy's loss, from the group's statistics)."""
+    losses = torch.log(sum_exp) + maximum - target
+    tokens = math.prod(rank.sizes.global_shape(op.maximum.type))
+    return (losses.sum() / tokens).to(torch_dtype(op.result.type.element_type))
+
+
 @per_rank(SsmScanOp)
 def ssm_scan(op: SsmScanOp, rank: Rank, decay: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """h[t] = decay[t] * h[t-1] + x[t] along dim, h before the first step = 0."""
@@ -125,25 +160,6 @@ def ssm_scan(op: SsmScanOp, rank: Rank, decay: torch.Tensor, x: torch.Tensor) ->
 
 
 # -- MoE routing -------------------------------------------------------------------------
-
-
-def route(scores: torch.Tensor, top_k: int, capacity: int):
-    """moe_dispatch's routing: each token's top-k experts (descending score, ties to the
-    lower expert index), its slot in an expert = the earlier tokens routed there, and
-    slots past capacity dropped. Returns the kept (token, expert, slot) triples and each
-    token's top-k experts [T, k].
-
-    With the tokens split over ranks, each rank routes its own tokens into its own
-    block of the capacity dim (a per-rank capacity, as expert-parallel training does).
-    Slots then differ from the unsharded routing, and so may drops; what moe_combine
-    returns per token is the same wherever neither drops a token."""
-    chosen = torch.sort(scores, dim=-1, descending=True, stable=True).indices[:, :top_k]
-    routed = torch.zeros(scores.shape, dtype=torch.bool).scatter(1, chosen, True)
-    slots = routed.long().cumsum(dim=0) - 1
-    token, expert = routed.nonzero(as_tuple=True)
-    slot = slots[token, expert]
-    kept = slot < capacity
-    return token[kept], expert[kept], slot[kept], chosen
 
 
 @per_rank(MoeDispatchOp)

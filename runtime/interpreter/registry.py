@@ -51,11 +51,16 @@ def per_op(derive: Callable[[Operation], Any]) -> Callable[[Operation], Any]:
     return cached
 
 
-def implementation_of(op: Operation) -> OpImpl | None:
-    for cls in type(op).__mro__:
+def implementation_for(op_class: type[Operation]) -> OpImpl | None:
+    """The implementation registered for the class or its nearest base."""
+    for cls in op_class.__mro__:
         if cls in _IMPLEMENTATIONS:
             return _IMPLEMENTATIONS[cls]
     return None
+
+
+def implementation_of(op: Operation) -> OpImpl | None:
+    return implementation_for(type(op))
 
 
 @dataclass(frozen=True)

@@ -161,12 +161,20 @@ def _shape_str(shape) -> str:
     return f"[{', '.join(str(s) for s in shape)}]"
 
 
+def _layers(op, ex) -> list[tuple[int, int]]:
+    """(layer, stack size) per stack the op addresses: its own `layer K of N`, else the
+    enclosing stg.repeats'."""
+    explicit = op.explicit_layer()
+    return [explicit] if explicit is not None else ex.layers
+
+
 @implements(ParamOp, InputOp, OptimizerStateOp)
 def read(op: StateOp, operands, ex):
     ty = op.result.type
     shape, dtype = ex.sizes.global_shape(ty), torch_dtype(ty.element_type)
-    indices = tuple(i for i, _ in ex.layers)
-    stacked = tuple(n for _, n in ex.layers) + shape
+    layers = _layers(op, ex)
+    indices = tuple(i for i, _ in layers)
+    stacked = tuple(n for _, n in layers) + shape
     table, key = _slot(op)
     stored = ex.writes.get(table, key)
     what = _describe_key(table, key)
@@ -201,10 +209,11 @@ def assign(op: AssignOp, operands, ex):
     ty = op.value.type
     value = assemble_global(operands[0], Layout.of(ty), ex.placement)
     table, key = _slot(op)
-    if not ex.layers:
+    layers = _layers(op, ex)
+    if not layers:
         ex.writes.write(table, key, value)
         return []
-    indices = tuple(i for i, _ in ex.layers)
-    stacked = tuple(n for _, n in ex.layers) + tuple(value.shape)
+    indices = tuple(i for i, _ in layers)
+    stacked = tuple(n for _, n in layers) + tuple(value.shape)
     ex.writes.write_layer(table, key, indices, stacked, value)
     return []

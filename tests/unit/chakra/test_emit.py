@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 
 import pytest
 from xdsl.parser import Parser
@@ -21,9 +20,7 @@ from stagec.runtime.chakra.check import check_trace
 from stagec.runtime.chakra.schema import CommType, NodeType
 from stagec.runtime.chakra.wire import read_trace
 from stagec.tools.pipeline_spec import build_pipeline
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "templates"))
-from tiny_configs import TINY  # noqa: E402
+from tests.unit.templates.tiny_configs import TINY
 
 # stage.md Table III's Megatron MLP on two tp ranks (the README's example)
 MLP = """
@@ -55,12 +52,12 @@ def attrs(node) -> dict:
     return {a.name: a.value for a in node.attrs}
 
 
-def tiny_step(name="llama", micro_batches=2, passes="", scheduled=True, **config):
+def tiny_step(name="llama", micro_batches=2, passes="", scheduled=True, schedule_options=None, **config):
     module = build_model(load_config({**TINY[name], **config}), "bf16")
     StgAutodiff(micro_batches=micro_batches, optimizer="adamw").apply(make_context(), module)
     if passes:
         build_pipeline(f"builtin.module({passes})", mlir_syntax=True).apply(make_context(), module)
-    return schedule(module) if scheduled else module
+    return schedule(module, **(schedule_options or {})) if scheduled else module
 
 
 # -- the 2-rank TP MLP, node by node -----------------------------------------------------
@@ -113,15 +110,16 @@ def test_dp_tp_sp_step_groups_and_counts(tmp_path):
 
 
 def test_gradient_all_reduce_once_per_iteration_in_buckets():
-    module = tiny_step(micro_batches=4, passes="stg-shard{dp=2},stg-match-collectives")
+    passes = "stg-shard{dp=2},stg-match-collectives"
     bindings = {"B": 2, "S": 8}
-    (one,), _ = E.build_programs(module, bindings)
-    (per_grad,), _ = E.build_programs(module, bindings, options=E.EmitOptions(bucket_bytes=0))
+    (one,), _ = E.build_programs(tiny_step(micro_batches=4, passes=passes), bindings)
+    per_grad_step = tiny_step(micro_batches=4, passes=passes, schedule_options={"bucket_mb": 0})
+    (per_grad,), _ = E.build_programs(per_grad_step, bindings)
     grads = 2 * 9 + 3  # 9 tensors per layer, embedding, final norm, head
     loss = 4  # the per-micro-batch loss all-reduce over dp (a scalar)
     assert per_grad.counts()["all_reduce"] == grads + loss
     assert one.counts()["all_reduce"] == 1 + loss  # the tiny model's gradients fit one bucket
-    bucket = next(i for i, s in enumerate(one.node_static) if one.statics[s].label.startswith("opt.grad_bucket"))
+    bucket = next(i for i, s in enumerate(one.node_static) if one.statics[s].label.startswith("opt.all_reduce_bucket"))
     # it waits for the last micro-batch's gradient accumulation, not for the first
     last_mb_nodes = [i for i, c in enumerate(one.node_ctx) if ".mb3" in one.contexts[c]]
     assert max(one.node_data[bucket]) >= min(last_mb_nodes)
@@ -136,23 +134,23 @@ def test_zero1_buckets_follow_megatrons_rule(tmp_path):
     layer 0's, then the head 512, the final norm 16 and the embedding 512. With buckets
     closing at 2000 elements: layer 1 and layer 0's down (2336), the rest of layer 0
     and the head (2080), the final norm and the embedding (528)."""
-    module = tiny_step(micro_batches=2, passes="stg-shard{dp=2 zero=1},stg-match-collectives")
-    options = E.EmitOptions(zero_bucket_elements=2000, iterations=2)
+    module = tiny_step(micro_batches=2, passes="stg-shard{dp=2 zero=1},stg-match-collectives",
+                       schedule_options={"zero_bucket_elements": 2000})
+    options = E.EmitOptions(iterations=2)
     (program,), _ = E.build_programs(module, {"B": 2, "S": 8}, options=options)
     statics = [program.statics[s] for s in program.node_static]
-    scatter = [(i, s) for i, s in enumerate(statics) if s.label.startswith("opt.grad_shard_bucket")]
-    gather = [(i, s) for i, s in enumerate(statics) if s.label.startswith("opt.param_bucket")]
+    scatter = [(i, s) for i, s in enumerate(statics) if s.label.startswith("opt.reduce_scatter_bucket")]
+    gather = [(i, s) for i, s in enumerate(statics) if s.label.startswith("opt.all_gather_bucket")]
     # per iteration: the fp32 gradients whole (4 bytes an element) ...
     assert [s.size // 4 for _, s in scatter] == [2336, 2080, 528] * 2
-    assert [s.label for _, s in scatter][:3] == ["opt.grad_shard_bucket.10", "opt.grad_shard_bucket.9",
-                                                  "opt.grad_shard_bucket.2"]
+    assert [s.label.split(".")[2] for _, s in scatter][:3] == ["x10", "x9", "x2"]
     # ... and each rank's bf16 half of the same parameters (2 bytes x 1/2), issued as
     # the last of their updates is done: the final norm and embedding's first
     assert sorted(s.size for _, s in gather) == sorted([2336, 2080, 528] * 2)
     assert program.counts()["all_reduce"] == 2 * 2  # only the per-micro-batch loss
     for i, s in gather:
         deps = [statics[d] for d in program.node_data[i]]
-        assert len(deps) == int(s.label.rsplit(".", 1)[1])  # one update (cast) per member
+        assert len(deps) == int(s.label.split(".")[2][1:])  # one update (cast) per member
         assert all(d.type == NodeType.COMP_NODE for d in deps)
     # the second iteration's forward reads the gathered parameters
     second = {i for i, c in enumerate(program.node_ctx) if program.contexts[c].startswith("it1")}
@@ -168,7 +166,7 @@ def test_no_optimizer_keeps_gradient_reduction(tmp_path):
     checked(tmp_path)
     n = nodes(tmp_path, 0)
     assert not any(".adam" in x.name or x.name.startswith("opt.adam") for x in n)
-    assert any(x.name.startswith("opt.grad_bucket") for x in n)
+    assert any(x.name.startswith("opt.all_reduce_bucket") for x in n)
 
 
 def test_adam_is_the_real_arithmetic():

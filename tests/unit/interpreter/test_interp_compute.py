@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from interp_testing import close, rand, run, t
+from tests.unit.interpreter.interp_testing import close, rand, run, t
 
 # -- einsum ------------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ import torch
 
 from stagec.runtime.interpreter import Interpreter, InterpreterError, StateStore
 
-from interp_testing import interpreter, parse, rand, run, t
+from tests.unit.interpreter.interp_testing import interpreter, parse, rand, run, t
 
 
 def _raises(message: str):

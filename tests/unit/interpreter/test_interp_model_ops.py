@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from interp_testing import close, interpreter, rand, randint, run, t
+from tests.unit.interpreter.interp_testing import close, interpreter, rand, randint, run, t
 
 # -- attention ---------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ import torch
 
 from stagec.runtime.interpreter import Interpreter, InterpreterError, StateStore
 
-from interp_testing import close, interpreter, parse, rand, run, t
+from tests.unit.interpreter.interp_testing import close, interpreter, parse, rand, run, t
 
 # -- a Megatron MLP: column-parallel up projection, row-parallel down projection -------
 

@@ -8,7 +8,7 @@ import torch
 
 from stagec.runtime.interpreter import StateStore
 
-from interp_testing import close, interpreter, rand, run, t
+from tests.unit.interpreter.interp_testing import close, interpreter, rand, run, t
 
 LAYER = f"""
       %w = stg.param "layers.w" : {t("H, H")}

@@ -18,7 +18,7 @@ from stagec.dialects import make_context
 from stagec.passes.stg_autodiff import StgAutodiff
 from stagec.runtime.interpreter import Interpreter, StateStore
 
-from interp_testing import close, parse
+from tests.unit.interpreter.interp_testing import close, parse
 
 SIZES = dict(B=2, S=4, H=8, N=2, KV=1, D=4, F=6, V=11, L=2)
 FORWARD = (Path(__file__).parent / "tiny_llama.mlir").read_text()

@@ -9,7 +9,7 @@ import torch.nn.functional as F
 
 from stagec.runtime.interpreter import StateStore
 
-from interp_testing import close, interpreter, rand, run, t
+from tests.unit.interpreter.interp_testing import close, interpreter, rand, run, t
 
 Q, KV = t("B, S, N, D"), t("B, S, KV, D")
 

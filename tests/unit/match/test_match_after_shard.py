@@ -4,14 +4,9 @@ step's loss, parameters and optimizer states on simulated ranks."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "shard"))
-
-from shard_testing import assert_same_step, run, state, train_step, transformed  # noqa: E402
+from tests.unit.shard.shard_testing import assert_same_step, run, state, train_step, transformed
 
 B = S = 4
 M = 2

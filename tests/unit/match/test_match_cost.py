@@ -25,7 +25,7 @@ from stagec.passes.collectives import (
     ring_factor,
 )
 
-from match_testing import tensor_type
+from tests.unit.match.match_testing import tensor_type
 
 PRODUCER = tensor_type("[B/dp, S, H] @tp, bf16")
 DIMS = dict(B=16, S=16, H=16)

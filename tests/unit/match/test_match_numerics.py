@@ -9,7 +9,7 @@ import torch
 
 from stagec.runtime.interpreter.values import SimulatedMesh
 
-from match_testing import (
+from tests.unit.match.match_testing import (
     matched,
     op_names,
     parse,

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from stagec.runtime.interpreter.values import SimulatedMesh
 
-from match_testing import (
+from tests.unit.match.match_testing import (
     expected_local,
     global_of,
     matched,

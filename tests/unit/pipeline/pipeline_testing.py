@@ -4,9 +4,6 @@ step whole and pipelined."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import torch
 from xdsl.dialects.builtin import ModuleOp
 
@@ -15,10 +12,8 @@ from stagec.frontends.templates import build_model, example_inputs, load_config
 from stagec.passes.stg_autodiff import StgAutodiff
 from stagec.passes.stg_pipeline import StgPipeline
 from stagec.runtime.interpreter import Interpreter, StateStore
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "templates"))
-from tiny_configs import TINY  # noqa: E402
-from torch_models import reference_model, stg_state  # noqa: E402
+from tests.unit.templates.tiny_configs import TINY
+from tests.unit.templates.torch_models import reference_model, stg_state
 
 B, S, M = 2, 6, 4
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from pipeline_testing import TINY, pipelined, train_step
+from tests.unit.pipeline.pipeline_testing import TINY, pipelined, train_step
 from xdsl.dialects import func
 
 from stagec.dialects import stg

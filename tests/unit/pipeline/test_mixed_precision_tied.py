@@ -10,7 +10,7 @@ as Megatron all-reduces the embedding group's gradients. It must not ship the he
 from __future__ import annotations
 
 import torch
-from pipeline_testing import B, M, S, TINY, initial_store, pipelined
+from tests.unit.pipeline.pipeline_testing import B, M, S, TINY, initial_store, pipelined
 
 from stagec.dialects import make_context
 from stagec.frontends.templates import build_model, load_config

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from pipeline_testing import TINY, copy, initial_store, pipelined, run_stages, run_whole, train_step
+from tests.unit.pipeline.pipeline_testing import TINY, copy, initial_store, pipelined, run_stages, run_whole, train_step
 
 from stagec.dialects import make_context
 

@@ -9,7 +9,7 @@ calls whose results are still to be used.
 from __future__ import annotations
 
 import pytest
-from pipeline_testing import TINY, pipelined, train_step
+from tests.unit.pipeline.pipeline_testing import TINY, pipelined, train_step
 from xdsl.dialects import func
 
 from stagec.passes.pipeline.schedule import gpipe, in_flight, one_f_one_b, schedule

@@ -5,16 +5,11 @@ and an error for a message nobody receives."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 
 from stagec.runtime.interpreter import Interpreter, InterpreterError, StateStore
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "interpreter"))
-from interp_testing import close, interpreter, parse, rand, t  # noqa: E402
+from tests.unit.interpreter.interp_testing import close, interpreter, parse, rand, t
 
 
 def test_call_runs_the_callee_in_its_own_scope_each_time():

@@ -3,21 +3,16 @@ same state, and compare the loss and every parameter and optimizer state after i
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import torch
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "templates"))
+from tests.unit.templates.tiny_configs import TINY
+from tests.unit.templates.torch_models import reference_model, stg_state
 
-from tiny_configs import TINY  # noqa: E402
-from torch_models import reference_model, stg_state  # noqa: E402
-
-from stagec.dialects import make_context  # noqa: E402
-from stagec.frontends.templates import build_model, example_inputs, load_config  # noqa: E402
-from stagec.passes.stg_autodiff import StgAutodiff  # noqa: E402
-from stagec.runtime import interpreter  # noqa: E402
-from stagec.tools.pipeline_spec import build_pipeline  # noqa: E402
+from stagec.dialects import make_context
+from stagec.frontends.templates import build_model, example_inputs, load_config
+from stagec.passes.stg_autodiff import StgAutodiff
+from stagec.runtime import interpreter
+from stagec.tools.pipeline_spec import build_pipeline
 
 
 # the MoE configs with capacity_factor E/top_k: no token is dropped (see the tests)

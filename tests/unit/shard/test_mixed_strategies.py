@@ -5,15 +5,11 @@ loss, every updated parameter and every optimizer state, to 1e-5 relative."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "pipeline"))
-from pipeline_testing import copy, initial_store, run_stages, run_whole, train_step  # noqa: E402
-from shard_testing import CONFIGS, transformed  # noqa: E402
+from tests.unit.pipeline.pipeline_testing import copy, initial_store, run_stages, run_whole, train_step
+from tests.unit.shard.shard_testing import CONFIGS, transformed
 
 MIXES = [
     ("llama", "stg-shard{dp=2 tp=2 sp=true},stg-match-collectives,stg-pipeline{pp=2}"),

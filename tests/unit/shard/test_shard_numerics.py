@@ -10,7 +10,7 @@ capacity), so drops would legitimately differ from the unsharded program."""
 from __future__ import annotations
 
 import pytest
-from shard_testing import assert_same_step, run, state, train_step, transformed
+from tests.unit.shard.shard_testing import assert_same_step, run, state, train_step, transformed
 B = S = 4
 M = 2
 

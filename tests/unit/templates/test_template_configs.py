@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from tiny_configs import TINY
+from tests.unit.templates.tiny_configs import TINY
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, StringAttr
 

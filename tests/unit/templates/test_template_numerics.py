@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-from tiny_configs import TINY
-from torch_models import reference_model, stg_state
+from tests.unit.templates.tiny_configs import TINY
+from tests.unit.templates.torch_models import reference_model, stg_state
 
 from stagec.dialects import make_context
 from stagec.frontends.templates import build_model, example_inputs, load_config, rope_angles

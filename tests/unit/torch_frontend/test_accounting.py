@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from llama_torch import make_model
+from tests.unit.torch_frontend.llama_torch import make_model
 
 from stagec.dialects import make_context
 from stagec.frontends.templates import build_model, load_config

@@ -10,7 +10,7 @@ import re
 import pytest
 import torch
 import torch.nn as nn
-from llama_torch import LlamaLM, make_model
+from tests.unit.torch_frontend.llama_torch import LlamaLM, make_model
 
 from stagec.dialects.torch import ValueTensorType
 from stagec.frontends.templates import load_config

@@ -10,8 +10,8 @@ import math
 
 import pytest
 import torch
-from conftest import split_fused, stacked_state
-from llama_torch import LlamaLM
+from tests.unit.torch_frontend.frontend_testing import split_fused, stacked_state
+from tests.unit.torch_frontend.llama_torch import LlamaLM
 
 from stagec.dialects import make_context
 from stagec.frontends.templates import rope_angles

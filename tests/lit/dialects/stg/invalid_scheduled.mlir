@@ -84,7 +84,7 @@ func.func @f(%x: !stg.tensor<[B, H], bf16>, %w: !stg.tensor<[H, F], bf16>) {
   func.return
 }
 
-// CHECK: 'stg.group': a compute group runs on the compute stream, not async
+// CHECK: 'stg.group': a compute group runs on the compute stream, in program order
 
 // -----
 

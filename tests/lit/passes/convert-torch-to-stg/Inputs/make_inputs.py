@@ -2,7 +2,7 @@
 small torch module exported and imported by stagec's torch frontend (torch.export +
 torch-mlir's FX importer), printed in generic form. Run from the repository root:
 
-    python tests/lit/passes/convert-torch-to-stg/Inputs/make_inputs.py
+    PYTHONPATH=. python tests/lit/passes/convert-torch-to-stg/Inputs/make_inputs.py
 
 The CHECK lines in the tests beside it were written against this output; `torch.loc`
 attributes are dropped (they hold this machine's paths) but for the error case's own
@@ -180,10 +180,7 @@ class Positions(nn.Module):
 
 def llama():
     """Two layers of the plain-PyTorch Llama of the unit tests (llama_torch.py)."""
-    import sys
-
-    sys.path.insert(0, str(HERE.parents[3] / "unit" / "torch_frontend"))
-    from llama_torch import LlamaLM
+    from tests.unit.torch_frontend.llama_torch import LlamaLM
 
     return LlamaLM(vocab=64, hidden=32, heads=4, kv_heads=2, head_dim=8, ffn=48, layers=2)
 

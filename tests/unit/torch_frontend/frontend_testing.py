@@ -4,10 +4,6 @@ parameters into the [L, ...] tensors the interpreter reads (docs/training-ir.md)
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parent))
 
 _LAYER = re.compile(r"^(?P<prefix>[A-Za-z_][\w.]*?)\.(?P<index>\d+)\.")
 

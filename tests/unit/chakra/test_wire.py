@@ -268,12 +268,10 @@ def test_packed_deps_of_every_varint_length(values):
 @settings(max_examples=200, deadline=None)
 @given(nodes, nodes)
 def test_repeated_head_fields_merge_as_protobuf_does(first, second):
-    """Two heads back to back, then attributes: the fast path (read_node_head) reads it,
-    and must merge as protobuf does - the last id, name, type and duration, the deps of
-    both fields concatenated."""
-    body = (encode_node_head(first.id, first.name, first.type, first.data_deps, first.ctrl_deps, first.duration_micros)
-            + encode_node(second))
-    assert read_node_head(body, 0, len(body)) is not None
+    """Two heads back to back, then attributes: decode_node must merge them as protobuf
+    does - the last id, name, type and duration, the deps of both fields concatenated."""
+    head = encode_node_head(first.id, first.name, first.type, first.data_deps, first.ctrl_deps, first.duration_micros)
+    body = head + encode_node(second)
     theirs = M.Node.FromString(body)
     ours = decode_node(body)
     assert (ours.id, ours.name, ours.type, ours.duration_micros) == (theirs.id, theirs.name, theirs.type,
@@ -284,10 +282,15 @@ def test_repeated_head_fields_merge_as_protobuf_does(first, second):
 
 def test_a_node_laid_out_otherwise_takes_the_general_path():
     """Fields after the attributes, or unknown ones before them: read_node_head declines
-    (None or attributes not last) and decode_node's general loop reads the node."""
+    (None, or attributes not last) and decode_node's general loop reads the node."""
     after = encode_node(Node(7, "n", NodeType.COMP_NODE, attrs={"num_ops": 1})) + b"\x08\x09"
     unknown = b"\x08\x07" + encode_varint(15 << 3) + b"\x01" + encode_attr("num_ops", 1)
-    assert read_node_head(unknown, 0, len(unknown)) is None
+    repeated = b"\x08\x07\x08\x08" + encode_attr("num_ops", 1)
+    out_of_order = b"\x12\x01n\x08\x07" + encode_attr("num_ops", 1)
+    for body in (unknown, repeated, out_of_order):
+        assert read_node_head(body, 0, len(body)) is None
+    assert decode_node(repeated).id == M.Node.FromString(repeated).id == 8
+    assert (decode_node(out_of_order).id, decode_node(out_of_order).name) == (7, "n")
     assert decode_node(after).id == M.Node.FromString(after).id == 9
     assert decode_node(unknown).id == 7
     assert decode_node(unknown).attrs == decode_node(after).attrs

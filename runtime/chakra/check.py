@@ -265,7 +265,6 @@ class _Profile:
 def _profile(ntype: int, attr_list: list[DecodedAttr], rank: int, context: _Context) -> _Profile:
     """The defects of a node of type `ntype` with these attributes on `rank`, and what
     the cross-rank checks need of it."""
-    defects: list[str] = []
     if ntype == NodeType.METADATA_NODE:
         return _Profile(("METADATA_NODE; ASTRA-sim aborts on it: never emit one",))
     if ntype == NodeType.INVALID_NODE or ntype not in _NODE_TYPE_NAMES:
@@ -277,6 +276,20 @@ def _profile(ntype: int, attr_list: list[DecodedAttr], rank: int, context: _Cont
     for a in attr_list:
         if a.name not in attrs:
             attrs[a.name] = a
+    defects = _attribute_type_defects(attrs)
+    if ntype not in _COMM_NODES:
+        return _Profile(tuple(defects))
+    size = _comm_size(ntype, attrs, defects)
+    if size is None:
+        return _Profile(tuple(defects))
+    if ntype == NodeType.COMM_COLL_NODE:
+        return _collective_profile(attrs, size, rank, context, defects)
+    return _point_to_point_profile(ntype, attrs, size, rank, context, defects)
+
+
+def _attribute_type_defects(attrs: Mapping[str, DecodedAttr]) -> list[str]:
+    """Attributes of a kind ASTRA-sim does not read as they are meant."""
+    defects = []
     for name, a in attrs.items():
         if name in INTEGER_ATTRS:
             if a.field not in INTEGER_ATTR_FIELDS:
@@ -289,9 +302,13 @@ def _profile(ntype: int, attr_list: list[DecodedAttr], rank: int, context: _Cont
         elif name == "involved_dim":
             if a.field != AttrField.BOOL_LIST:
                 defects.append(f"attribute 'involved_dim' is {_kind(a)}; it must be a bool list (field 28)")
-    if ntype not in _COMM_NODES:
-        return _Profile(tuple(defects))
+    return defects
 
+
+def _comm_size(ntype: int, attrs: Mapping[str, DecodedAttr], defects: list[str]) -> int | None:
+    """A communication node's comm_size, after the checks every kind shares (is_cpu_op,
+    the attributes it needs); None when it is not usable (defects says why, or an
+    earlier defect does)."""
     type_name = _NODE_TYPE_NAMES[ntype]
     is_cpu = attrs.get("is_cpu_op")
     if is_cpu is not None and is_cpu.field in INTEGER_ATTR_FIELDS and is_cpu.value:
@@ -300,51 +317,63 @@ def _profile(ntype: int, attr_list: list[DecodedAttr], rank: int, context: _Cont
     if missing:
         defects.append(f"{type_name} without {', '.join(repr(m) for m in missing)}; it needs "
                        f"{', '.join(REQUIRED_ATTRS[ntype])} (integers)")
-        return _Profile(tuple(defects))
-    # Beyond here an attribute of the wrong type (reported above) still counts when it
-    # holds a whole number, so that one defect does not show up again as a sequence or
-    # pairing mismatch on other ranks.
+        return None
+    # Beyond here an attribute of the wrong type (reported already) still counts when
+    # it holds a whole number, so that one defect does not show up again as a sequence
+    # or pairing mismatch on other ranks.
     size = _lenient_int(attrs["comm_size"])
     if size is None:
-        return _Profile(tuple(defects))
+        return None
     if size < 0:
         defects.append(f"comm_size {size} is negative; it is a size in bytes")
-        return _Profile(tuple(defects))
+        return None
     if size >= 1 << 63:
         defects.append(f"comm_size {size} does not fit an int64; it is a size in bytes")
+        return None
+    return size
+
+
+def _collective_profile(attrs: Mapping[str, DecodedAttr], size: int, rank: int, context: _Context,
+                        defects: list[str]) -> _Profile:
+    comm_type = _lenient_int(attrs["comm_type"])
+    if comm_type is None:
         return _Profile(tuple(defects))
+    if comm_type not in _COMM_TYPE_NAMES:
+        defects.append(f"comm_type {comm_type} is not a CollectiveCommType; use one ASTRA-sim simulates: {_SIMULATED}")
+        return _Profile(tuple(defects))
+    if comm_type in UNSUPPORTED_COMM_TYPES:
+        defects.append(f"comm_type {_COMM_TYPE_NAMES[comm_type]} ({comm_type}); ASTRA-sim aborts on it: use one it "
+                       f"simulates ({_SIMULATED})")
+    pg = attrs.get("pg_name")
+    if pg is not None and pg.field != AttrField.STRING:
+        return _Profile(tuple(defects))  # reported above; which group ASTRA-sim takes is anyone's guess
+    group = ALL_RANKS_GROUP if pg is None or pg.value in ("", ALL_RANKS_GROUP) else pg.value
+    problem = _group_defect(group, rank, context.groups)
+    if problem:
+        defects.append(problem)
+        return _Profile(tuple(defects))
+    return _Profile(tuple(defects), _COLLECTIVE, group, comm_type, size)
 
-    if ntype == NodeType.COMM_COLL_NODE:
-        comm_type = _lenient_int(attrs["comm_type"])
-        if comm_type is None:
-            return _Profile(tuple(defects))
-        if comm_type not in _COMM_TYPE_NAMES:
-            defects.append(f"comm_type {comm_type} is not a CollectiveCommType; use one ASTRA-sim simulates: {_SIMULATED}")
-            return _Profile(tuple(defects))
-        if comm_type in UNSUPPORTED_COMM_TYPES:
-            defects.append(f"comm_type {_COMM_TYPE_NAMES[comm_type]} ({comm_type}); ASTRA-sim aborts on it: use one it "
-                           f"simulates ({_SIMULATED})")
-        pg = attrs.get("pg_name")
-        if pg is not None and pg.field != AttrField.STRING:
-            return _Profile(tuple(defects))  # reported above; which group ASTRA-sim takes is anyone's guess
-        group = ALL_RANKS_GROUP if pg is None or pg.value in ("", ALL_RANKS_GROUP) else pg.value
-        groups = context.groups
-        if group != ALL_RANKS_GROUP:
-            if groups is None:
-                defects.append(f"pg_name '{group}' but there is no {COMM_GROUP_FILE}; write {COMM_GROUP_FILE} with "
-                               f"group '{group}', or use \"\" for all ranks")
-                return _Profile(tuple(defects))
-            if group not in groups:
-                known = ", ".join(sorted(groups, key=lambda k: (len(k), k))[:10]) or "none"
-                defects.append(f"pg_name '{group}' is not a group of {COMM_GROUP_FILE} (groups: {known}); use one of "
-                               "them, or \"\" for all ranks")
-                return _Profile(tuple(defects))
-            if rank not in groups[group]:
-                defects.append(f"rank {rank} is not a member of group '{group}' {sorted(groups[group])[:16]} "
-                               f"({COMM_GROUP_FILE}); a rank joins only its own groups' collectives")
-                return _Profile(tuple(defects))
-        return _Profile(tuple(defects), _COLLECTIVE, group, comm_type, size)
 
+def _group_defect(group: str, rank: int, groups: Mapping[str, frozenset[int]] | None) -> str | None:
+    """Why a collective on `group` cannot complete on `rank`, or None."""
+    if group == ALL_RANKS_GROUP:
+        return None
+    if groups is None:
+        return (f"pg_name '{group}' but there is no {COMM_GROUP_FILE}; write {COMM_GROUP_FILE} with group '{group}', "
+                "or use \"\" for all ranks")
+    if group not in groups:
+        known = ", ".join(sorted(groups, key=lambda k: (len(k), k))[:10]) or "none"
+        return (f"pg_name '{group}' is not a group of {COMM_GROUP_FILE} (groups: {known}); use one of them, or \"\" "
+                "for all ranks")
+    if rank not in groups[group]:
+        return (f"rank {rank} is not a member of group '{group}' {sorted(groups[group])[:16]} ({COMM_GROUP_FILE}); "
+                "a rank joins only its own groups' collectives")
+    return None
+
+
+def _point_to_point_profile(ntype: int, attrs: Mapping[str, DecodedAttr], size: int, rank: int, context: _Context,
+                            defects: list[str]) -> _Profile:
     tag = _lenient_int(attrs["comm_tag"])
     if ntype == NodeType.COMM_SEND_NODE:
         peer = _lenient_int(attrs["comm_dst"])

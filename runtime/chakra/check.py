@@ -38,12 +38,11 @@ from stagec.runtime.chakra.schema import (
 from stagec.runtime.chakra.wire import (
     DecodedAttr,
     WireError,
-    read_varint,
-    read_varint_fast,
-    signed32,
-    decode_attr,
     decode_metadata,
     decode_node,
+    read_attrs,
+    read_node_head,
+    record_bounds,
 )
 
 COMM_GROUP_FILE = "comm_group.json"
@@ -266,7 +265,6 @@ class _Profile:
 def _profile(ntype: int, attr_list: list[DecodedAttr], rank: int, context: _Context) -> _Profile:
     """The defects of a node of type `ntype` with these attributes on `rank`, and what
     the cross-rank checks need of it."""
-    defects: list[str] = []
     if ntype == NodeType.METADATA_NODE:
         return _Profile(("METADATA_NODE; ASTRA-sim aborts on it: never emit one",))
     if ntype == NodeType.INVALID_NODE or ntype not in _NODE_TYPE_NAMES:
@@ -278,6 +276,20 @@ def _profile(ntype: int, attr_list: list[DecodedAttr], rank: int, context: _Cont
     for a in attr_list:
         if a.name not in attrs:
             attrs[a.name] = a
+    defects = _attribute_type_defects(attrs)
+    if ntype not in _COMM_NODES:
+        return _Profile(tuple(defects))
+    size = _comm_size(ntype, attrs, defects)
+    if size is None:
+        return _Profile(tuple(defects))
+    if ntype == NodeType.COMM_COLL_NODE:
+        return _collective_profile(attrs, size, rank, context, defects)
+    return _point_to_point_profile(ntype, attrs, size, rank, context, defects)
+
+
+def _attribute_type_defects(attrs: Mapping[str, DecodedAttr]) -> list[str]:
+    """Attributes of a kind ASTRA-sim does not read as they are meant."""
+    defects = []
     for name, a in attrs.items():
         if name in INTEGER_ATTRS:
             if a.field not in INTEGER_ATTR_FIELDS:
@@ -290,9 +302,13 @@ def _profile(ntype: int, attr_list: list[DecodedAttr], rank: int, context: _Cont
         elif name == "involved_dim":
             if a.field != AttrField.BOOL_LIST:
                 defects.append(f"attribute 'involved_dim' is {_kind(a)}; it must be a bool list (field 28)")
-    if ntype not in _COMM_NODES:
-        return _Profile(tuple(defects))
+    return defects
 
+
+def _comm_size(ntype: int, attrs: Mapping[str, DecodedAttr], defects: list[str]) -> int | None:
+    """A communication node's comm_size, after the checks every kind shares (is_cpu_op,
+    the attributes it needs); None when it is not usable (defects says why, or an
+    earlier defect does)."""
     type_name = _NODE_TYPE_NAMES[ntype]
     is_cpu = attrs.get("is_cpu_op")
     if is_cpu is not None and is_cpu.field in INTEGER_ATTR_FIELDS and is_cpu.value:
@@ -301,51 +317,63 @@ def _profile(ntype: int, attr_list: list[DecodedAttr], rank: int, context: _Cont
     if missing:
         defects.append(f"{type_name} without {', '.join(repr(m) for m in missing)}; it needs "
                        f"{', '.join(REQUIRED_ATTRS[ntype])} (integers)")
-        return _Profile(tuple(defects))
-    # Beyond here an attribute of the wrong type (reported above) still counts when it
-    # holds a whole number, so that one defect does not show up again as a sequence or
-    # pairing mismatch on other ranks.
+        return None
+    # Beyond here an attribute of the wrong type (reported already) still counts when
+    # it holds a whole number, so that one defect does not show up again as a sequence
+    # or pairing mismatch on other ranks.
     size = _lenient_int(attrs["comm_size"])
     if size is None:
-        return _Profile(tuple(defects))
+        return None
     if size < 0:
         defects.append(f"comm_size {size} is negative; it is a size in bytes")
-        return _Profile(tuple(defects))
+        return None
     if size >= 1 << 63:
         defects.append(f"comm_size {size} does not fit an int64; it is a size in bytes")
+        return None
+    return size
+
+
+def _collective_profile(attrs: Mapping[str, DecodedAttr], size: int, rank: int, context: _Context,
+                        defects: list[str]) -> _Profile:
+    comm_type = _lenient_int(attrs["comm_type"])
+    if comm_type is None:
         return _Profile(tuple(defects))
+    if comm_type not in _COMM_TYPE_NAMES:
+        defects.append(f"comm_type {comm_type} is not a CollectiveCommType; use one ASTRA-sim simulates: {_SIMULATED}")
+        return _Profile(tuple(defects))
+    if comm_type in UNSUPPORTED_COMM_TYPES:
+        defects.append(f"comm_type {_COMM_TYPE_NAMES[comm_type]} ({comm_type}); ASTRA-sim aborts on it: use one it "
+                       f"simulates ({_SIMULATED})")
+    pg = attrs.get("pg_name")
+    if pg is not None and pg.field != AttrField.STRING:
+        return _Profile(tuple(defects))  # reported above; which group ASTRA-sim takes is anyone's guess
+    group = ALL_RANKS_GROUP if pg is None or pg.value in ("", ALL_RANKS_GROUP) else pg.value
+    problem = _group_defect(group, rank, context.groups)
+    if problem:
+        defects.append(problem)
+        return _Profile(tuple(defects))
+    return _Profile(tuple(defects), _COLLECTIVE, group, comm_type, size)
 
-    if ntype == NodeType.COMM_COLL_NODE:
-        comm_type = _lenient_int(attrs["comm_type"])
-        if comm_type is None:
-            return _Profile(tuple(defects))
-        if comm_type not in _COMM_TYPE_NAMES:
-            defects.append(f"comm_type {comm_type} is not a CollectiveCommType; use one ASTRA-sim simulates: {_SIMULATED}")
-            return _Profile(tuple(defects))
-        if comm_type in UNSUPPORTED_COMM_TYPES:
-            defects.append(f"comm_type {_COMM_TYPE_NAMES[comm_type]} ({comm_type}); ASTRA-sim aborts on it: use one it "
-                           f"simulates ({_SIMULATED})")
-        pg = attrs.get("pg_name")
-        if pg is not None and pg.field != AttrField.STRING:
-            return _Profile(tuple(defects))  # reported above; which group ASTRA-sim takes is anyone's guess
-        group = ALL_RANKS_GROUP if pg is None or pg.value in ("", ALL_RANKS_GROUP) else pg.value
-        groups = context.groups
-        if group != ALL_RANKS_GROUP:
-            if groups is None:
-                defects.append(f"pg_name '{group}' but there is no {COMM_GROUP_FILE}; write {COMM_GROUP_FILE} with "
-                               f"group '{group}', or use \"\" for all ranks")
-                return _Profile(tuple(defects))
-            if group not in groups:
-                known = ", ".join(sorted(groups, key=lambda k: (len(k), k))[:10]) or "none"
-                defects.append(f"pg_name '{group}' is not a group of {COMM_GROUP_FILE} (groups: {known}); use one of "
-                               "them, or \"\" for all ranks")
-                return _Profile(tuple(defects))
-            if rank not in groups[group]:
-                defects.append(f"rank {rank} is not a member of group '{group}' {sorted(groups[group])[:16]} "
-                               f"({COMM_GROUP_FILE}); a rank joins only its own groups' collectives")
-                return _Profile(tuple(defects))
-        return _Profile(tuple(defects), _COLLECTIVE, group, comm_type, size)
 
+def _group_defect(group: str, rank: int, groups: Mapping[str, frozenset[int]] | None) -> str | None:
+    """Why a collective on `group` cannot complete on `rank`, or None."""
+    if group == ALL_RANKS_GROUP:
+        return None
+    if groups is None:
+        return (f"pg_name '{group}' but there is no {COMM_GROUP_FILE}; write {COMM_GROUP_FILE} with group '{group}', "
+                "or use \"\" for all ranks")
+    if group not in groups:
+        known = ", ".join(sorted(groups, key=lambda k: (len(k), k))[:10]) or "none"
+        return (f"pg_name '{group}' is not a group of {COMM_GROUP_FILE} (groups: {known}); use one of them, or \"\" "
+                "for all ranks")
+    if rank not in groups[group]:
+        return (f"rank {rank} is not a member of group '{group}' {sorted(groups[group])[:16]} ({COMM_GROUP_FILE}); "
+                "a rank joins only its own groups' collectives")
+    return None
+
+
+def _point_to_point_profile(ntype: int, attrs: Mapping[str, DecodedAttr], size: int, rank: int, context: _Context,
+                            defects: list[str]) -> _Profile:
     tag = _lenient_int(attrs["comm_tag"])
     if ntype == NodeType.COMM_SEND_NODE:
         peer = _lenient_int(attrs["comm_dst"])
@@ -367,256 +395,221 @@ def _profile(ntype: int, attr_list: list[DecodedAttr], rank: int, context: _Cont
     return _Profile(tuple(defects), _SEND if ntype == NodeType.COMM_SEND_NODE else _RECV, size=size, peer=peer, tag=tag)
 
 
-class _NotAttrsOnly(Exception):
-    """Fields other than attributes follow the first attribute: take the general path."""
+class _FileScan:
+    """Phase 1 over one rank's file, in named steps: `read` frames the records and
+    checks each node as it comes, `finish` does what needs every node (missing deps,
+    cycles) and fills the summary.
 
+    The record loop is written for speed (a file can hold 10^5 nodes, a trace 10^8):
+    a node's head fields are read by wire.read_node_head, its attribute bytes - which
+    a trace repeats - are judged once per file (_Profile), and what is rare (a defect,
+    a duplicate id, a collective, send or recv) is a call of its own. A node laid out
+    differently (fields after its attributes, unknown fields) or malformed goes
+    through the general decoder, which names the defect."""
 
-def _attrs_of(blob: bytes) -> list[DecodedAttr]:
-    """The attributes of a node body's tail that holds only `attr` fields."""
-    out = []
-    pos = 0
-    end = len(blob)
-    while pos < end:
-        if blob[pos] != 0x52:
-            raise _NotAttrsOnly
-        n, start = read_varint(blob, pos + 1)
-        stop = start + n
-        if stop > end:
-            raise WireError("attribute runs past the end of the node", pos)
-        out.append(decode_attr(blob, start, stop))
-        pos = stop
-    return out
+    __slots__ = ("summary", "file", "rank", "context", "keep_group", "profiles", "names", "ids", "type_counts",
+                 "coll_counts", "coll_bytes", "p2p", "collectives", "edges")
 
+    def __init__(self, summary: FileSummary, context: _Context, keep_group: str | None):
+        self.summary = summary
+        self.file = summary.file
+        self.rank = summary.rank
+        self.context = context
+        self.keep_group = keep_group
+        self.profiles: dict[tuple[int, bytes], _Profile] = {}
+        self.names: dict[bytes, str] = {}
+        self.ids: dict[int, str] = {}  # id -> name of the first node with it
+        self.type_counts: dict[int, int] = {}
+        self.coll_counts: Counter = Counter()
+        self.coll_bytes: Counter = Counter()
+        self.p2p = {"SEND": [0, 0], "RECV": [0, 0]}
+        self.collectives: list[tuple[int, str, int, int]] = []  # (id, group, comm_type, comm_size)
+        # (id, data_deps, ctrl_deps) of the nodes with deps, first of their id (a
+        # duplicate's deps are not followed: which node ASTRA-sim keeps is unknown).
+        self.edges: list[tuple[int, list[int], list[int]]] = []
 
-_NO_DEPS: list[int] = []
+    def read(self, buf: bytes) -> None:
+        """Every record: framing (wire.record_bounds), record 0 as the metadata, every
+        later one as a node. What follows a framing defect cannot be found. (Nothing
+        but record_bounds raises WireError in this loop: the steps it calls catch
+        their own.)"""
+        profiles, names, ids, edges, type_counts = self.profiles, self.names, self.ids, self.edges, self.type_counts
+        read_head = read_node_head
+        index = 0
+        try:
+            for offset, start, end in record_bounds(buf):
+                index += 1
+                if index == 1:
+                    self._metadata(buf, start, end)
+                    continue
+                head = read_head(buf, start, end)
+                if head is not None:
+                    nid, raw_name, ntype, data, ctrl, _, _, attrs_at = head
+                    key = (ntype, buf[attrs_at:end])
+                    profile = profiles.get(key)
+                    name = names.get(raw_name)
+                    if profile is None or name is None:
+                        name, profile = self._first_seen(buf, raw_name, key, attrs_at, end)
+                if head is None or profile is None:
+                    node = self._general_node(buf, index - 1, offset, start, end)
+                    if node is None:
+                        continue
+                    nid, name, ntype, data, ctrl, profile = node
 
+                type_counts[ntype] = type_counts.get(ntype, 0) + 1
+                if profile.defects:
+                    self._profile_defects(nid, name, profile)
+                if nid in ids:
+                    self._duplicate(nid, name)
+                else:
+                    ids[nid] = name
+                    if data or ctrl:
+                        edges.append((nid, data, ctrl))
+                if profile.kind:
+                    self._communication(nid, name, profile)
+        except WireError as error:
+            self.summary.defects.append(f"{self.file}: record {index} (byte {error.offset}): {error.reason}; records "
+                                        "are a varint32 length > 0 and that many bytes; nothing after this point was "
+                                        "checked")
+            self.summary.complete = False
+        if index == 0 and self.summary.complete:
+            self.summary.defects.append(f"{self.file}: empty file; a trace starts with a GlobalMetadata record")
 
-def _packed_deps(buf: bytes, pos: int) -> tuple[list[int], int]:
-    """A packed uint64 list at `pos` (its length first): (values, position after)."""
-    n = buf[pos]
-    if n < 0x80:
-        pos += 1
-    else:
-        n, pos = read_varint(buf, pos)
-    stop = pos + n
-    raw = buf[pos:stop]
-    if len(raw) != n:
-        raise WireError("dependency list runs past the end of the data", pos)
-    if n and max(raw) < 0x80:
-        return list(raw), stop  # every varint one byte
-    out = []
-    while pos < stop:
-        b = buf[pos]
-        if b < 0x80:
-            out.append(b)
-            pos += 1
-        else:
-            v, pos = read_varint_fast(buf, pos)
-            out.append(v)
-    if pos != stop:
-        raise WireError("packed dependency list ends inside a value", stop)
-    return out, stop
+    def _metadata(self, buf: bytes, start: int, end: int) -> None:
+        problem = _metadata_problem(buf, start, end)
+        if problem:
+            self.summary.defects.append(f"{self.file}: record 0 (byte 0) {problem}; readers take record 0 as "
+                                        "metadata whatever it is: write GlobalMetadata{version: \"0.0.4\"} first")
+
+    def _first_seen(self, buf: bytes, raw_name: bytes, key: tuple[int, bytes], attrs_at: int, end: int
+                    ) -> tuple[str | None, _Profile | None]:
+        """A node's name and profile the first time its name or its (type, attribute
+        bytes) are seen in this file; (None, None) when the attributes are not the
+        node's last fields or do not decode (the general decoder then says why)."""
+        name = self.names.get(raw_name)
+        try:
+            if name is None:
+                name = self.names[raw_name] = raw_name.decode()
+            profile = self.profiles.get(key)
+            if profile is None:
+                attrs: list[DecodedAttr] = []
+                if read_attrs(buf, attrs_at, end, attrs) != end:
+                    return None, None
+                profile = self.profiles[key] = _profile(key[0], attrs, self.rank, self.context)
+        except (UnicodeDecodeError, WireError, IndexError):
+            return None, None
+        return name, profile
+
+    def _general_node(self, buf: bytes, index: int, offset: int, start: int, end: int) -> tuple | None:
+        """(id, name, type, data_deps, ctrl_deps, profile) of a node through the general
+        decoder; None (and the defect) when it is malformed."""
+        try:
+            node = decode_node(buf, start, end)
+        except WireError as error:
+            self.summary.defects.append(f"{self.file}: record {index} (byte {offset}): {error.reason}; it must be a "
+                                        "well-formed Node message")
+            return None
+        except IndexError:
+            self.summary.defects.append(f"{self.file}: record {index} (byte {offset}): a field runs past the end of "
+                                        "the record")
+            return None
+        profile = _profile(node.type, node.attrs, self.rank, self.context)
+        return node.id, node.name, node.type, node.data_deps, node.ctrl_deps, profile
+
+    def _profile_defects(self, nid: int, name: str, profile: _Profile) -> None:
+        label = f"{self.file}: node {nid} '{name}'"
+        self.summary.defects.extend(f"{label}: {d}" for d in profile.defects)
+
+    def _duplicate(self, nid: int, name: str) -> None:
+        self.summary.defects.append(f"{self.file}: node {nid} '{name}': duplicate node id {nid} (node "
+                                    f"'{self.ids[nid]}' has it too); ids must be unique in a file (ASTRA-sim "
+                                    "silently keeps one)")
+
+    def _communication(self, nid: int, name: str, profile: _Profile) -> None:
+        """What the cross-rank checks need of a collective, send or recv, and its counts."""
+        kind = profile.kind
+        if kind == _COLLECTIVE:
+            self.coll_counts[profile.comm_type] += 1
+            self.coll_bytes[profile.comm_type] += profile.size
+            self.collectives.append((nid, profile.group, profile.comm_type, profile.size))
+            if self.keep_group == profile.group:
+                self.summary.sequence.append((nid, name, profile.comm_type, profile.size))
+        elif kind == _SEND:
+            self.p2p["SEND"][0] += 1
+            self.p2p["SEND"][1] += profile.size
+            self.summary.sends.append((self.rank, profile.peer, profile.tag, profile.size, nid, name))
+        elif kind == _RECV:
+            self.p2p["RECV"][0] += 1
+            self.p2p["RECV"][1] += profile.size
+            self.summary.recvs.append((profile.peer, self.rank, profile.tag, profile.size, nid, name))
+
+    def finish(self) -> None:
+        """The checks that need every node, and the summary's collective digests and
+        counts."""
+        self._check_dependencies()
+        summary = self.summary
+        # Collective sequences, in issue order (smallest id first), one digest per group.
+        self.collectives.sort()
+        digests: dict[str, list] = {}
+        for _, group, comm_type, size in self.collectives:
+            entry = digests.get(group)
+            if entry is None:
+                entry = digests[group] = [0, hashlib.blake2b(digest_size=16)]
+            entry[0] += 1
+            entry[1].update(_SEQ_ITEM.pack(comm_type, size))
+        summary.collectives = {g: (count, h.digest()) for g, (count, h) in digests.items()}
+        total = sum(self.type_counts.values())
+        summary.counts = _stats_items(total, self.type_counts, self.coll_counts, self.coll_bytes, self.p2p)
+
+    def _check_dependencies(self) -> None:
+        """Every dep names a node of this file, and no cycle. A clean file takes one
+        pass that finds nothing to report; the node-by-node report and the cycle search
+        run only when some dep is missing or names an id not smaller than its node's
+        (stagec's emitter numbers nodes in topological order, so a clean trace never
+        needs the cycle search). A plain loop: faster here than set or map passes."""
+        ids = self.ids
+        for nid, data, ctrl in self.edges:
+            for dep in data:
+                if dep >= nid or dep not in ids:
+                    return self._dependency_defects()
+            for dep in ctrl:
+                if dep >= nid or dep not in ids:
+                    return self._dependency_defects()
+        return None
+
+    def _dependency_defects(self) -> None:
+        ids = self.ids
+        backward = True  # every dep names a smaller id: no cycle is possible
+        for nid, data, ctrl in self.edges:
+            for field_name, deps in (("data_deps", data), ("ctrl_deps", ctrl)):
+                for dep in deps:
+                    if dep not in ids:
+                        self.summary.defects.append(
+                            f"{self.file}: node {nid} '{ids[nid]}': {field_name} names node {dep}, which is not in "
+                            "this file; dependencies must name nodes of the same file")
+                    if dep >= nid:
+                        backward = False
+        if not backward:
+            _check_cycles(self.file, ids, self.edges, self.summary.defects)
 
 
 def check_file(directory: str, file: str, rank: int, context: _Context, keep_group: str | None = None) -> FileSummary:
-    """Phase 1 on one rank's file.
-
-    The record loop is written for speed (a file can hold 10^5 nodes, a trace 10^8):
-    the head fields of a node (id, name, type, deps) are read inline, and its
-    attribute bytes - which a trace repeats - are judged once per file (_Profile).
-    A node laid out differently (fields after its attributes, unknown fields) or
-    malformed goes through the general decoder, which names the defect.
+    """Phase 1 on one rank's file (_FileScan).
 
     `keep_group`: also keep the (id, name, comm_type, comm_size) of the collectives on
     that group in `summary.sequence`, to say where two members' sequences differ."""
     summary = FileSummary(file, rank)
-    defects = summary.defects
     try:
         with open(os.path.join(directory, file), "rb") as stream:
             buf = stream.read()
     except OSError as error:
-        defects.append(f"{file}: cannot read it ({error.strerror})")
+        summary.defects.append(f"{file}: cannot read it ({error.strerror})")
         summary.complete = False
         return summary
-
-    rv = read_varint_fast
-    n = len(buf)
-    profiles: dict[tuple[int, bytes], _Profile] = {}
-    names: dict[bytes, str] = {}
-    ids: dict[int, str] = {}  # id -> name of the first node with it
-    type_counts: dict[int, int] = {}
-    coll_counts: Counter = Counter()
-    coll_bytes: Counter = Counter()
-    p2p = {"SEND": [0, 0], "RECV": [0, 0]}
-    collectives: list[tuple[int, str, int, int]] = []  # (id, group, comm_type, comm_size)
-    edges: list[tuple[int, list[int], list[int]]] = []  # (id, data_deps, ctrl_deps) of nodes with deps
-    unseen: list[tuple[int, str, str, int]] = []  # deps on ids not seen yet: (id, name, field, dep)
-    backward = True  # every dep names a smaller id: no cycle is possible
-    total = 0
-    index = 0
-    pos = 0
-    while pos < n:
-        # -- framing: a varint32 length > 0, then that many bytes
-        offset = pos
-        b = buf[pos]
-        if b < 0x80:
-            length = b
-            start = pos + 1
-        else:
-            try:
-                length, start = read_varint(buf, pos)
-            except WireError as error:
-                length, start = -1, error.reason
-            if length < 0 or start - pos > 5 or length > 0xFFFFFFFF:
-                reason = start if length < 0 else f"record length is not a varint32 ({start - pos} bytes, value {length})"
-                defects.append(f"{file}: record {index} (byte {offset}): {reason}; records are a varint32 length > 0 and "
-                               "that many bytes; nothing after this point was checked")
-                summary.complete = False
-                break
-        end = start + length
-        if length == 0 or end > n:
-            reason = ("zero-length record (Chakra's Python reader stops here as at the end of the file)" if length == 0
-                      else f"truncated record: its length says {length} bytes, {n - start} are left")
-            defects.append(f"{file}: record {index} (byte {offset}): {reason}; records are a varint32 length > 0 and "
-                           "that many bytes; nothing after this point was checked")
-            summary.complete = False
-            break
-        pos = end
-        index += 1
-        if index == 1:
-            problem = _metadata_problem(buf, start, end)
-            if problem:
-                defects.append(f"{file}: record 0 (byte 0) {problem}; readers take record 0 as metadata whatever it "
-                               "is: write GlobalMetadata{version: \"0.0.4\"} first")
-            continue
-
-        # -- the node's head fields, inline; its attributes as one byte string
-        nid = ntype = 0
-        name_raw = b""
-        data = ctrl = _NO_DEPS
-        blob = b""
-        p = start
-        try:
-            while p < end:
-                tag = buf[p]
-                if tag == 0x52:
-                    blob = buf[p:end]
-                    p = end
-                    break
-                p += 1
-                if tag == 0x08:
-                    v = buf[p]
-                    if v < 0x80:
-                        nid = v
-                        p += 1
-                    else:
-                        nid, p = rv(buf, p)
-                elif tag == 0x12:
-                    k = buf[p]
-                    if k < 0x80:
-                        p += 1
-                    else:
-                        k, p = rv(buf, p)
-                    name_raw = buf[p:p + k]
-                    p += k
-                elif tag == 0x18:
-                    ntype, p = rv(buf, p)
-                elif tag == 0x2A:
-                    data, p = _packed_deps(buf, p)
-                elif tag == 0x22:
-                    ctrl, p = _packed_deps(buf, p)
-                elif tag == 0x38 or tag == 0x30:
-                    _, p = rv(buf, p)
-                else:
-                    p = -1
-                    break
-        except (WireError, IndexError):
-            p = -1
-        if ntype > 0x7FFFFFFF:
-            ntype = signed32(ntype)  # an enum is an int32: a negative one is sign-extended on the wire
-        profile = None
-        if p == end:
-            profile = profiles.get((ntype, blob))
-            name = names.get(name_raw)
-            if name is None:
-                try:
-                    name = names[name_raw] = name_raw.decode()
-                except UnicodeDecodeError:
-                    p = -1
-            if profile is None and p == end:
-                try:
-                    profile = profiles[(ntype, blob)] = _profile(ntype, _attrs_of(blob), rank, context)
-                except (_NotAttrsOnly, WireError, IndexError):
-                    p = -1
-        if p != end:
-            try:
-                node = decode_node(buf, start, end)
-            except WireError as error:
-                defects.append(f"{file}: record {index - 1} (byte {offset}): {error.reason}; it must be a well-formed "
-                               "Node message")
-                continue
-            except IndexError:
-                defects.append(f"{file}: record {index - 1} (byte {offset}): a field runs past the end of the record")
-                continue
-            nid, name, ntype, data, ctrl = node.id, node.name, node.type, node.data_deps, node.ctrl_deps
-            profile = _profile(ntype, node.attrs, rank, context)
-
-        # -- the node
-        total += 1
-        type_counts[ntype] = type_counts.get(ntype, 0) + 1
-        if profile.defects:
-            label = f"{file}: node {nid} '{name}'"
-            defects.extend(f"{label}: {d}" for d in profile.defects)
-        if nid in ids:
-            defects.append(f"{file}: node {nid} '{name}': duplicate node id {nid} (node '{ids[nid]}' has it too); ids "
-                           "must be unique in a file (ASTRA-sim silently keeps one)")
-        else:
-            ids[nid] = name
-            if data or ctrl:  # (a duplicate's deps are not followed: which node ASTRA-sim keeps is unknown)
-                edges.append((nid, data, ctrl))
-                for field_name, deps in (("data_deps", data), ("ctrl_deps", ctrl)):
-                    for dep in deps:
-                        if dep not in ids:
-                            unseen.append((nid, name, field_name, dep))
-                        if dep >= nid:
-                            backward = False
-        kind = profile.kind
-        if kind == _COLLECTIVE:
-            coll_counts[profile.comm_type] += 1
-            coll_bytes[profile.comm_type] += profile.size
-            collectives.append((nid, profile.group, profile.comm_type, profile.size))
-            if keep_group == profile.group:
-                summary.sequence.append((nid, name, profile.comm_type, profile.size))
-        elif kind == _SEND:
-            p2p["SEND"][0] += 1
-            p2p["SEND"][1] += profile.size
-            summary.sends.append((rank, profile.peer, profile.tag, profile.size, nid, name))
-        elif kind == _RECV:
-            p2p["RECV"][0] += 1
-            p2p["RECV"][1] += profile.size
-            summary.recvs.append((profile.peer, rank, profile.tag, profile.size, nid, name))
-    if index == 0 and summary.complete:
-        defects.append(f"{file}: empty file; a trace starts with a GlobalMetadata record")
-    del buf
-
-    for nid, name, field_name, dep in unseen:
-        if dep not in ids:
-            defects.append(f"{file}: node {nid} '{name}': {field_name} names node {dep}, which is not in this file; "
-                           "dependencies must name nodes of the same file")
-    if not backward:
-        _check_cycles(file, ids, edges, defects)
-
-    # Collective sequences, in issue order (smallest id first), one digest per group.
-    collectives.sort()
-    digests: dict[str, list] = {}
-    for _, group, comm_type, size in collectives:
-        entry = digests.get(group)
-        if entry is None:
-            entry = digests[group] = [0, hashlib.blake2b(digest_size=16)]
-        entry[0] += 1
-        entry[1].update(_SEQ_ITEM.pack(comm_type, size))
-    summary.collectives = {g: (count, h.digest()) for g, (count, h) in digests.items()}
-    summary.counts = _stats_items(total, type_counts, coll_counts, coll_bytes, p2p)
+    scan = _FileScan(summary, context, keep_group)
+    scan.read(buf)
+    del buf  # a file's bytes go before the cycle search and digests
+    scan.finish()
     return summary
 
 

@@ -29,7 +29,11 @@ from stagec.runtime.chakra.wire import (
     encode_varint,
     frame,
     iter_records,
+    read_node_head,
+    read_packed_uvarints,
     read_trace,
+    read_varint,
+    record_bounds,
     write_comm_groups,
 )
 
@@ -239,6 +243,62 @@ def test_round_trip_against_protobuf(node):
     assert ours == pb_node(node).SerializeToString()
     assert M.Node.FromString(ours) == pb_node(node)
     assert decode_node(ours).to_node() == node
+
+
+# Values of every varint length, 1 to 10 bytes: read_packed_uvarints decodes up to three
+# bytes inline (its hot loop) and must agree with read_varint, the rule, on all of them.
+varint_of_any_length = st.integers(1, 10).flatmap(
+    lambda n: st.integers(0 if n == 1 else 1 << 7 * (n - 1), min((1 << 7 * n) - 1, U64)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(varint_of_any_length, max_size=8))
+def test_packed_deps_of_every_varint_length(values):
+    packed = b"".join(encode_varint(v) for v in values)
+    body = b"\x2a" + encode_varint(len(packed)) + packed
+    by_rule, pos = [], 0
+    while pos < len(packed):
+        v, pos = read_varint(packed, pos)
+        by_rule.append(v)
+    assert read_packed_uvarints(body, 1, len(body)) == (values, len(body))
+    assert by_rule == values
+    assert decode_node(body).data_deps == M.Node.FromString(body).data_deps == values
+
+
+@settings(max_examples=200, deadline=None)
+@given(nodes, nodes)
+def test_repeated_head_fields_merge_as_protobuf_does(first, second):
+    """Two heads back to back, then attributes: decode_node must merge them as protobuf
+    does - the last id, name, type and duration, the deps of both fields concatenated."""
+    head = encode_node_head(first.id, first.name, first.type, first.data_deps, first.ctrl_deps, first.duration_micros)
+    body = head + encode_node(second)
+    theirs = M.Node.FromString(body)
+    ours = decode_node(body)
+    assert (ours.id, ours.name, ours.type, ours.duration_micros) == (theirs.id, theirs.name, theirs.type,
+                                                                     theirs.duration_micros)
+    assert (ours.data_deps, ours.ctrl_deps) == (list(theirs.data_deps), list(theirs.ctrl_deps))
+    assert ours.to_node().attrs == second.attrs
+
+
+def test_a_node_laid_out_otherwise_takes_the_general_path():
+    """Fields after the attributes, or unknown ones before them: read_node_head declines
+    (None, or attributes not last) and decode_node's general loop reads the node."""
+    after = encode_node(Node(7, "n", NodeType.COMP_NODE, attrs={"num_ops": 1})) + b"\x08\x09"
+    unknown = b"\x08\x07" + encode_varint(15 << 3) + b"\x01" + encode_attr("num_ops", 1)
+    repeated = b"\x08\x07\x08\x08" + encode_attr("num_ops", 1)
+    out_of_order = b"\x12\x01n\x08\x07" + encode_attr("num_ops", 1)
+    for body in (unknown, repeated, out_of_order):
+        assert read_node_head(body, 0, len(body)) is None
+    assert decode_node(repeated).id == M.Node.FromString(repeated).id == 8
+    assert (decode_node(out_of_order).id, decode_node(out_of_order).name) == (7, "n")
+    assert decode_node(after).id == M.Node.FromString(after).id == 9
+    assert decode_node(unknown).id == 7
+    assert decode_node(unknown).attrs == decode_node(after).attrs
+
+
+def test_record_bounds_are_the_records():
+    data = _trace(GOOD, GOOD)
+    assert list(record_bounds(data)) == [tuple(r) for r in iter_records(data)]
 
 
 # -- files -----------------------------------------------------------------------------------

@@ -133,8 +133,8 @@ def bucket_gradients(module: ModuleOp, bucket_bytes: int, zero_bucket_elements: 
     for fn in functions.values():
         for phase in [op for op in fn.body.block.ops if isinstance(op, PhaseOp)]:
             if phase.kind.data == PhaseKind.OPTIMIZER:
-                ready = _readiness(fn, functions, sizes)
-                made += _bucket_phase(phase, ready, sizes, bucket_bytes, zero_bucket_elements)
+                made += _bucket_phase(phase, lambda fn=fn: _readiness(fn, functions, sizes), sizes, bucket_bytes,
+                                      zero_bucket_elements)
     return made
 
 
@@ -195,16 +195,15 @@ def _work(value: SSAValue) -> Operation | None:
 # -- the phase ------------------------------------------------------------------------------------
 
 
-def _bucket_phase(phase: PhaseOp, ready: dict, sizes: _Sizes, bucket_bytes: int, zero_floor: int) -> int:
+def _bucket_phase(phase: PhaseOp, readiness: Callable[[], dict], sizes: _Sizes, bucket_bytes: int,
+                  zero_floor: int) -> int:
     reduces: list[_Entry] = []
     scatters: list[_Entry] = []
     gathers: list[_Entry] = []
     order = 0
 
     def entry(op: CollectiveOp, layers: tuple, param: str, full: TensorType) -> _Entry:
-        indices = tuple(i for i, _ in layers)
-        return _Entry(op, layers, order, param, ready.get((param, indices), -1),
-                      sizes.int(op.bytes_moved(), "a gradient's bytes", op),
+        return _Entry(op, layers, order, param, -1, sizes.int(op.bytes_moved(), "a gradient's bytes", op),
                       sizes.int(full.global_numel(), "a gradient's size", op))
 
     def scan(block: Block, layers: tuple) -> None:
@@ -233,6 +232,11 @@ def _bucket_phase(phase: PhaseOp, ready: dict, sizes: _Sizes, bucket_bytes: int,
                         scan(b, layers)
 
     scan(phase.body.block, ())
+    if not (reduces or scatters or gathers):
+        return 0
+    ready = readiness()
+    for e in reduces + scatters:
+        e.ready = ready.get((e.param, tuple(i for i, _ in e.layers)), -1)
     by_readiness = lambda e: (e.ready, e.order)  # noqa: E731
 
     def megatron_full(used: int, e: _Entry) -> bool:

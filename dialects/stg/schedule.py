@@ -189,8 +189,19 @@ class GroupOp(IRDLOperation):
 
 
 def _is_view(op: Operation) -> bool:
-    from stagec.dialects.stg.comm import LocalSliceOp
-    from stagec.dialects.stg.shape_ops import FillOp, ReshapeOp, SplitOp
-    from stagec.dialects.stg.state import StateOp
+    return isinstance(op, _views())
 
-    return isinstance(op, (ReshapeOp, SplitOp, LocalSliceOp, FillOp, StateOp))
+
+def _views() -> tuple[type, ...]:
+    """Ops that make no work of their own (imported late: they import this module)."""
+    global _VIEWS
+    if _VIEWS is None:
+        from stagec.dialects.stg.comm import LocalSliceOp
+        from stagec.dialects.stg.shape_ops import FillOp, ReshapeOp, SplitOp
+        from stagec.dialects.stg.state import StateOp
+
+        _VIEWS = (ReshapeOp, SplitOp, LocalSliceOp, FillOp, StateOp)
+    return _VIEWS
+
+
+_VIEWS: tuple[type, ...] | None = None

@@ -368,10 +368,13 @@ class _Expander:
                 for r in b:
                     values[r] = d
             elif kind == 2:  # state read
-                values[b] = self.state.get(self.state_key(op), ())
+                name, param, layers = a
+                values[b] = self.state.get((name, param, tuple(self.layers) if layers is None else layers), ())
             elif kind == 3:  # state write
                 d = values[a]
-                self.state[self.assign_key(op)] = d.union() if d.__class__ is Stacked else d
+                name, param, layers = b
+                key = (name, param, tuple(self.layers) if layers is None else layers)
+                self.state[key] = d.union() if d.__class__ is Stacked else d
             elif kind == 4:  # terminator
                 out = [values[v] for v in a]
             else:
@@ -388,11 +391,13 @@ class _Expander:
             if isinstance(op, (YieldOp, func.ReturnOp)):
                 steps.append((4, op, operands, None))
             elif isinstance(op, GroupOp):
-                steps.append((5, op, self.group, None))
+                members = op.members()
+                inputs = tuple(id(v) for v in _group_inputs(op, members))
+                steps.append((5, op, self.group, (members, inputs, op.collective_kind() is not None)))
             elif isinstance(op, StateOp):
-                steps.append((2, op, None, id(op.result)))
+                steps.append((2, op, _state_slot(op), id(op.result)))
             elif isinstance(op, AssignOp):
-                steps.append((3, op, id(op.value), None))
+                steps.append((3, op, id(op.value), _state_slot(op)))
             elif isinstance(op, _VIEWS):
                 steps.append((1, op, operands, results))
             elif isinstance(op, (ReleaseOp, MeshOp)):
@@ -421,27 +426,6 @@ class _Expander:
             else:
                 steps.append((1, op, operands, results))
         return steps
-
-    # state keys: per layer of a stack
-    def state_key(self, op: StateOp) -> tuple:
-        layers = self.layers_of(op)
-        if isinstance(op, ParamOp):
-            return (op.tensor_name.data, None, layers)
-        if isinstance(op, OptimizerStateOp):
-            return (op.tensor_name.data, op.param.data, layers)
-        if isinstance(op, InputOp):
-            return ("<input>", op.tensor_name.data, ())
-        return (op.name, op.tensor_name.data, layers)
-
-    def assign_key(self, op: AssignOp) -> tuple:
-        name, param = op.key
-        return (name, param, self.layers_of(op))
-
-    def layers_of(self, op: StateOp | AssignOp) -> tuple[int, ...]:
-        """The layer a per-layer state op addresses: its own `layer K of N`, or the
-        enclosing repeats' iteration."""
-        explicit = op.explicit_layer()
-        return (explicit[0],) if explicit is not None else tuple(self.layers)
 
     # -- structure -------------------------------------------------------------------------
 
@@ -523,16 +507,22 @@ class _Expander:
 
     # -- compute ---------------------------------------------------------------------------
 
-    def group(self, op: GroupOp) -> None:
+    def group(self, op: GroupOp, info: tuple) -> None:
         """Ops issued as one: one GEMM node, or one collective node (its members'
-        sizes summed); it depends on every value its members read from outside."""
-        d = self.deps(_group_inputs(op))
-        kind = op.collective_kind()
-        if kind is not None:
-            d = self.group_collective(op, d)
+        sizes summed); it depends on every value its members read from outside.
+        `info`: its members, the ids of what they read from outside, whether they
+        are collectives (decided once per op by _compile)."""
+        members, inputs, collective = info
+        values = self.values
+        seen: set[int] = set()
+        for v in inputs:
+            d = values[v]
+            seen.update(d.union() if d.__class__ is Stacked else d)
+        d = tuple(sorted(seen))
+        if collective:
+            d = self.group_collective(op, members, d)
         elif not self.comm_only:
             def make() -> Static:
-                members = op.members()
                 num, size, micros = 0, 0, 0.0
                 for m in members:
                     c = self.op_cost(m)
@@ -545,8 +535,7 @@ class _Expander:
         for r in op.outputs:
             self.values[id(r)] = d
 
-    def group_collective(self, op: GroupOp, d: tuple) -> tuple:
-        members = op.members()
+    def group_collective(self, op: GroupOp, members: list[Operation], d: tuple) -> tuple:
         axes = members[0].axis_names
         if self.space.group_size(axes) == 1:
             return d
@@ -612,10 +601,27 @@ class _Expander:
             self.values[id(r)] = (nid,)
 
 
-def _group_inputs(op: GroupOp) -> list[SSAValue]:
+def _state_slot(op: StateOp | AssignOp) -> tuple:
+    """(name, parameter, layers) of the state an op reads or writes; layers None: the
+    enclosing repeats' iteration, decided as the loop runs. A read and the write it
+    sees have the same slot."""
+    explicit = op.explicit_layer()
+    layers = (explicit[0],) if explicit is not None else None
+    if isinstance(op, AssignOp):
+        return (*op.key, layers)
+    if isinstance(op, ParamOp):
+        return (op.tensor_name.data, None, layers)
+    if isinstance(op, OptimizerStateOp):
+        return (op.tensor_name.data, op.param.data, layers)
+    if isinstance(op, InputOp):
+        return ("<input>", op.tensor_name.data, ())
+    return (op.name, op.tensor_name.data, layers)
+
+
+def _group_inputs(op: GroupOp, members: list[Operation]) -> list[SSAValue]:
     """The values a group's members read from outside it."""
     body = op.body.block
-    return [v for m in op.members() for v in m.operands
+    return [v for m in members for v in m.operands
             if not (isinstance(v.owner, Operation) and v.owner.parent_block() is body)]
 
 

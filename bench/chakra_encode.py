@@ -13,7 +13,6 @@ to protobuf's before timing.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -25,6 +24,7 @@ from stagec.runtime.chakra.schema import CommType, Node, NodeType
 from stagec.runtime.chakra.wire import (
     TraceWriter, decode_node, encode_attr, encode_node, encode_node_head, iter_records,
 )
+from results_io import write_json  # bench/, the script's own folder
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULT = os.path.join(HERE, "results", "chakra_encode.json")
@@ -175,10 +175,7 @@ def main(argv=None) -> int:
         "load_average_1min": round(os.getloadavg()[0], 2),  # the machine is shared: ratios are same-run
         "results": rows,
     }
-    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-    with open(args.json, "w", encoding="utf-8") as stream:
-        json.dump(doc, stream, indent=2)
-        stream.write("\n")
+    write_json(args.json, doc)
     return 0
 
 

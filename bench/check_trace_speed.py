@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import os
 import platform
 import shutil
@@ -31,6 +30,7 @@ import time
 import types
 
 from stagec.runtime.chakra import check as new_check
+from results_io import write_json  # bench/, the script's own folder
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -116,10 +116,7 @@ def main(argv=None) -> int:
         "old_s": [round(t, 4) for t in times["old"]], "new_s": [round(t, 4) for t in times["new"]],
         "best_old_s": round(best["old"], 4), "best_new_s": round(best["new"], 4), "new_over_old": round(ratio, 4),
     }
-    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-    with open(args.json, "w", encoding="utf-8") as stream:
-        json.dump(doc, stream, indent=2)
-        stream.write("\n")
+    write_json(args.json, doc)
     return 0
 
 

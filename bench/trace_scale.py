@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from results_io import write_json  # bench/, the script's own folder
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULT = os.path.join(HERE, "results", "trace_scale.json")
@@ -116,9 +117,7 @@ def main(argv=None) -> int:
     previous.update({r["case"]: r for r in results})
     doc = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
            "results": list(previous.values())}
-    with open(RESULT, "w") as stream:
-        json.dump(doc, stream, indent=2)
-        stream.write("\n")
+    write_json(RESULT, doc)
     return 0 if all(r["ok"] and r.get("check_ok", True) for r in results) else 1
 
 

@@ -286,8 +286,15 @@ class VocabStatKindAttr(EnumAttribute[VocabStatKind], SpacedOpaqueSyntaxAttribut
     name = "stg.vocab_stat_kind"
 
 
+class _VocabParallelLossOp(ComputeOp):
+    """The vocab-parallel cross-entropy's parts, made after stg-autodiff."""
+
+    FLOP_CATEGORY: ClassVar = "elementwise"
+    NO_GRADIENT: ClassVar = "stg-vocab-parallel-cross-entropy makes it after stg-autodiff; stg.vjp recomputes the fused loss"
+
+
 @irdl_op_definition
-class VocabStatOp(ComputeOp):
+class VocabStatOp(_VocabParallelLossOp):
     """One statistic per token of this rank's vocab shard, for Megatron's vocab-parallel
     cross-entropy (stg-vocab-parallel-cross-entropy): `max` of its logits, the `target`
     (label's) logit where its shard holds the label (0 elsewhere), `sum_exp` of
@@ -298,9 +305,6 @@ class VocabStatOp(ComputeOp):
     """
 
     name = "stg.vocab_stat"
-
-    FLOP_CATEGORY: ClassVar = "elementwise"
-    NO_GRADIENT: ClassVar = "stg-vocab-parallel-cross-entropy makes it after stg-autodiff; stg.vjp recomputes the fused loss"
 
     kind = prop_def(VocabStatKindAttr)
     logits = operand_def(TensorType)
@@ -341,7 +345,7 @@ class VocabStatOp(ComputeOp):
 
 
 @irdl_op_definition
-class VocabCrossEntropyOp(ComputeOp):
+class VocabCrossEntropyOp(_VocabParallelLossOp):
     """The mean token cross-entropy from the vocab group's statistics: log(sum_exp) +
     max - target per token, over the global batch's token count (a partial sum over
     the axes that split the tokens, as stg.cross_entropy's):
@@ -350,9 +354,6 @@ class VocabCrossEntropyOp(ComputeOp):
     """
 
     name = "stg.vocab_cross_entropy"
-
-    FLOP_CATEGORY: ClassVar = "elementwise"
-    NO_GRADIENT: ClassVar = "stg-vocab-parallel-cross-entropy makes it after stg-autodiff; stg.vjp recomputes the fused loss"
 
     maximum = operand_def(TensorType)
     target = operand_def(TensorType)

@@ -77,6 +77,12 @@ def _stg_vocab_parallel_cross_entropy() -> type[ModulePass]:
     return StgVocabParallelCrossEntropy
 
 
+def _stg_reuse_exchanges() -> type[ModulePass]:
+    from stagec.passes.stg_reuse_exchanges import StgReuseExchanges
+
+    return StgReuseExchanges
+
+
 def _convert_torch_to_stg() -> type[ModulePass]:
     from stagec.passes.convert_torch_to_stg import ConvertTorchToStg
 
@@ -113,6 +119,7 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "stg-instantiate": _stg_instantiate,
         "stg-shard": _stg_shard,
         "stg-pipeline": _stg_pipeline,
+        "stg-reuse-exchanges": _stg_reuse_exchanges,
         "stg-vocab-parallel-cross-entropy": _stg_vocab_parallel_cross_entropy,
         "stg-fuse-gemms": _stg_fuse_gemms,
         "stg-fsdp-units": _stg_fsdp_units,

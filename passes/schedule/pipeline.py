@@ -16,10 +16,12 @@ def scheduling_passes(*, fuse_gemms: bool = True, bucket_mb: float = DEFAULT_BUC
     from stagec.passes.stg_fsdp_units import StgFsdpUnits
     from stagec.passes.stg_fuse_gemms import StgFuseGemms
     from stagec.passes.stg_insert_releases import StgInsertReleases
+    from stagec.passes.stg_reuse_exchanges import StgReuseExchanges
     from stagec.passes.stg_schedule import StgSchedule
     from stagec.passes.stg_vocab_parallel_cross_entropy import StgVocabParallelCrossEntropy
 
-    passes: list[ModulePass] = [StgVocabParallelCrossEntropy()] + ([StgFuseGemms()] if fuse_gemms else [])
+    passes: list[ModulePass] = [StgReuseExchanges(), StgVocabParallelCrossEntropy()]
+    passes += [StgFuseGemms()] if fuse_gemms else []
     return passes + [StgFsdpUnits(), StgBucketGradients(bucket_mb, zero_bucket_elements), StgSchedule(),
                       StgInsertReleases()]
 

@@ -39,9 +39,6 @@ How the program becomes nodes (expansion happens here, and only here):
   once the compute before its place in the program has run, where stg-prefetch may
   have moved it earlier; nothing starts at t=0 by itself. A `ready` group (a gradient
   bucket) has no issue point: it waits for its gradients' last writes only.
-- **Reuse of an exchange** (the one decision not yet a pass): an all-to-all of data
-  already exchanged the same way (the MoE dispatch's saved input, sent again in the
-  backward) reuses the first node.
 - Views (`stg.reshape`, `stg.split`, `stg.local_slice`, `stg.fill`, `stg.wait`),
   `stg.release` and state reads and writes make no node: they pass dependencies on.
 
@@ -65,7 +62,6 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from stagec.dialects.stg.comm import (
     AllReduceStagesOp,
-    AllToAllOp,
     CollectiveOp,
     LocalSliceOp,
     RecvOp,
@@ -235,7 +231,6 @@ class _Expander:
         self.comm_only = False
         self.call_counts: dict[str, int] = {}
         self.call_mb: dict[int, int] = {}
-        self.exchanged: dict[tuple, int] = {}  # all-to-all (axes, layouts, input deps) -> node
         self.seq = 0  # the current micro-batch call's number (send/recv tags)
         self.ctx_parts: list[str] = []
         self.ctx_index = 0
@@ -560,18 +555,6 @@ class _Expander:
         if self.space.group_size(axes, among) == 1:
             self.values[id(op.result)] = d
             return
-        if isinstance(op, AllToAllOp) and d:
-            # The same exchange of the same data again (stg-autodiff saves an all-to-all's
-            # input, and the backward sends it once more: MoE dispatch and combine): an
-            # all-to-all's result is no larger than its input, so frameworks keep it
-            # (Megatron's expert GEMMs save their inputs); reuse it. An all-gather is
-            # redone, as Megatron's sequence parallelism does to save memory.
-            key = (axes, op.src, op.dst, d)
-            again = self.exchanged.get(key)
-            if again is not None:
-                self.values[id(op.result)] = (again,)
-                return
-
         def make() -> Static:
             c = self.op_cost(op)
             return _coll_static(self.label(op), _coll_type(op), c.tensor_size, c.micros, ("pg", axes, among))
@@ -579,8 +562,6 @@ class _Expander:
         static = self.static(("op", id(op), self.phase), make)
         nid = self.add_node(static, d, stream=self.stream(op, axes, among))
         self.values[id(op.result)] = (nid,)
-        if isinstance(op, AllToAllOp) and d:
-            self.exchanged[(axes, op.src, op.dst, d)] = nid
 
     def p2p(self, op: SendOp | RecvOp) -> None:
         d = self.deps(op.operands)

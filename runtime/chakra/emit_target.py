@@ -4,9 +4,8 @@
     stagec-opt step.mlir -p 'stg-instantiate{B=8 S=4096}' -t 'chakra{iterations=2 optimizer=false prefix=llama json=true}' -o traces/
 
 The module is what the passes leave: sharded, collectives matched, optionally
-pipelined, scheduled (stg-fuse-gemms, stg-fsdp-units, stg-bucket-gradients,
-stg-schedule: the target fuses, groups and buckets nothing of its own), its sizes bound
-by stg-instantiate. `-o` names the directory; the
+pipelined, scheduled (docs/scheduled-ir.md: the target fuses, groups, buckets and
+reuses nothing of its own), its sizes bound by stg-instantiate. `-o` names the directory; the
 target writes `<prefix>.<rank>.et` and `comm_group.json` there (runtime/chakra/emit.py)
 and prints one line per rank class to the output stream.
 """

@@ -8,7 +8,6 @@ regroup collectives but move the same bytes)."""
 from __future__ import annotations
 
 import pytest
-
 from stagec.dialects import make_context
 from stagec.frontends.templates import build_model, load_config
 from stagec.passes.analysis.accounting import account
@@ -18,6 +17,8 @@ from stagec.runtime.chakra import emit as E
 from stagec.runtime.chakra.check import check_trace
 from stagec.tools.pipeline_spec import build_pipeline
 from stagec.tools.stagec_cli import main as stagec
+
+from tests.unit.chakra.test_table6_counts import ROWS as TABLE6_ROWS
 
 TABLE7 = {
     "gpt3-5b tp=8 sp": ("gpt3-5b", {}, "stg-shard{tp=8 sp=true},stg-match-collectives", 128, {"B": 1, "S": 2048}),
@@ -66,5 +67,23 @@ CLI = {
 def test_stagec_trace_configurations_pass_check_trace(config, tmp_path, capsys):
     assert stagec(["trace", *CLI[config], "--quiet", "--out", str(tmp_path)]) == 0
     capsys.readouterr()
+    report = check_trace(str(tmp_path))
+    assert report.ok, report.defects[:5]
+
+
+@pytest.mark.scale
+@pytest.mark.parametrize("row", sorted(TABLE6_ROWS))
+def test_table6_rows_pass_check_trace(row, tmp_path):
+    """Every rank's trace of stage.md Table VI's rows, written and checked whole
+    (a few minutes: `pytest -m scale`)."""
+    *setup, _measured = TABLE6_ROWS[row]
+    name, overrides, passes, micro_batches, bindings = setup
+    from stagec.frontends.templates.named import NAMED_CONFIGS
+
+    named = {k: v for k, v in NAMED_CONFIGS[name].items() if not k.startswith("_")}
+    module = build_model(load_config({**named, **overrides}), "bf16")
+    StgAutodiff(micro_batches=micro_batches, optimizer="adamw", grad_dtype="param").apply(make_context(), module)
+    build_pipeline(f"builtin.module({passes})", mlir_syntax=True).apply(make_context(), module)
+    E.emit_traces(schedule(module), str(tmp_path), bindings)
     report = check_trace(str(tmp_path))
     assert report.ok, report.defects[:5]

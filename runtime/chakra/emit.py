@@ -60,6 +60,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
+from stagec.dialects.stg.attributes import TokenType
 from stagec.dialects.stg.comm import (
     AllReduceStagesOp,
     CollectiveOp,
@@ -287,6 +288,8 @@ class _Expander:
         phase = _PHASE_SHORT.get(self.phase, self.phase)
         name = what or op.name.removeprefix("stg.")
         hint = next((r.name_hint for r in op.results if r.name_hint), None)
+        if hint and op.results and isinstance(op.results[0].type, TokenType):
+            hint = hint.removesuffix("_t")  # stg-schedule's token of the value the trace names
         parts = [p for p in (phase, name, hint) if p]
         return ".".join(parts)
 

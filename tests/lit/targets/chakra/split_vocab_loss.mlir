@@ -17,9 +17,9 @@ func.func @loss(%logits: !stg.tensor<[B, S, V/tp], bf16>, %labels: !stg.tensor<[
 
 // per token 4 bytes of f32: 2 x 4 tokens
 // NODES:      vocab_stat.loss_max_local@it0 None
-// NODES-NEXT: all_reduce.loss_max_t@it0 32
+// NODES-NEXT: all_reduce.loss_max@it0 32
 // NODES-NEXT: vocab_stat.loss_target_local@it0 None
-// NODES-NEXT: all_reduce.loss_target_t@it0 32
+// NODES-NEXT: all_reduce.loss_target@it0 32
 // NODES-NEXT: vocab_stat.loss_sum_exp_local@it0 None
-// NODES-NEXT: all_reduce.loss_sum_exp_t@it0 32
+// NODES-NEXT: all_reduce.loss_sum_exp@it0 32
 // NODES-NEXT: vocab_cross_entropy.loss@it0 None

@@ -674,6 +674,22 @@ def _classes(module: ModuleOp, space: RankSpace, function: str | None) -> list[t
     raise EmitError("the module has no @train_step, stage functions or single function to emit")
 
 
+def _check_local_sizes(module: ModuleOp, env: Mapping[str, int]) -> None:
+    """Every tensor's local extents are whole numbers under `env` - the rule the
+    accounting holds (`stagec stats` rejects the same sizes with the same message): a
+    trace of truncated shards is no run's."""
+    from stagec.passes.analysis.liveness import AccountingError, Evaluator
+
+    evaluator = Evaluator(env)
+    types = dict.fromkeys(v.type for op in module.walk()  # program order: the first offender is named
+                          for v in (*(a for r in op.regions for b in r.blocks for a in b.args), *op.results))
+    try:
+        for ty in types:
+            evaluator.device_bytes(ty)
+    except AccountingError as error:
+        raise EmitError(str(error)) from None
+
+
 def _tag_base(module: ModuleOp) -> int:
     tags = [op.tag.value.data for op in module.walk() if isinstance(op, (SendOp, RecvOp))]
     return max(tags, default=-1) + 1
@@ -703,7 +719,9 @@ def build_programs(module: ModuleOp, bindings: Mapping[str, int] | None = None, 
         space = RankSpace.of((), ())
     tag_base = _tag_base(module)
     programs = []
-    for fn, ranks in _classes(module, space, function):
+    classes = _classes(module, space, function)
+    _check_local_sizes(module, env)
+    for fn, ranks in classes:
         program = Program(fn.sym_name.data, ranks)
         expander = _Expander(module, env, cost, options, space, program, tag_base)
         for iteration in range(options.iterations):

@@ -20,7 +20,7 @@
 
 // CHECKED-NOT: error
 
-// UNBOUND: error: target 'chakra' failed: cannot cost stg.einsum
+// UNBOUND: error: target 'chakra' failed: a local dim of [B, H]: cannot evaluate B: unbound symbol B; bind it (the bindings take B, S and mesh axis sizes)
 
 stg.mesh @m [tp = 2]
 func.func @mlp() {

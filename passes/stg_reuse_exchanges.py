@@ -16,8 +16,9 @@ all-to-all's result in the input's place, and the backward's all-to-all goes.
 
 The saved value travels forward repeat -> forward phase -> (a pipeline stage's
 forward function, the schedule's calls, its backward function) -> the backward
-repeat's scan; every hop is retyped to the exchanged layout. Two all-to-alls of one
-value in one block (a recomputed forward's) are one. All-gathers are redone, as
+repeat's scan; every hop is retyped to the exchanged layout. With recompute the
+backward's recompute phase yields its exchanged tokens the same way. Two all-to-alls
+of one value in one block are one. All-gathers are redone, as
 Megatron's sequence parallelism does to save memory.
 
 Requires: stg IR after stg-match-collectives (synchronous collectives; before
@@ -60,7 +61,7 @@ def reuse_exchanges(module: ModuleOp) -> int:
     for op in [op for op in module.walk() if isinstance(op, AllToAllOp)]:
         if op.parent is None or op.is_async is not None:
             continue
-        if _same_block_twin(op) is not None or _saved_exchange(op, functions) is not None:
+        if _same_block_twin(op) or _recomputed_exchange(op) or _saved_exchange(op, functions):
             removed += 1
     return removed
 
@@ -81,6 +82,28 @@ def _same_block_twin(op: AllToAllOp) -> AllToAllOp | None:
             op.erase()
             return other
     return None
+
+
+def _recomputed_exchange(op: AllToAllOp) -> AllToAllOp | None:
+    """With recompute the backward's recompute phase exchanges the tokens it rebuilds
+    and yields them unexchanged, and the backward exchanges them again: the phase
+    yields its exchanged tokens instead."""
+    value = op.input
+    phase = value.op if isinstance(value, OpResult) else None
+    if not isinstance(phase, PhaseOp) or phase.parent_block() is not op.parent_block() or _only_use(value) is not op:
+        return None
+    yielded = terminator(phase.body)
+    original = yielded.values[value.index]
+    twin = next((u.operation for u in original.uses if isinstance(u.operation, AllToAllOp)
+                 and u.operation.parent_block() is phase.body.block and _exchanges_alike(u.operation, op)), None)
+    if twin is None:
+        return None
+    yielded.operands[value.index] = twin.result
+    exchanged = Rewriter.replace_value_with_new_type(value, twin.result.type)
+    op.result.replace_all_uses_with(exchanged)
+    op.detach()
+    op.erase()
+    return twin
 
 
 # -- the saved value's way from the forward to the backward ----------------------------------------

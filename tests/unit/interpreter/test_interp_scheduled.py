@@ -98,6 +98,25 @@ def test_scheduled_step_equals_unscheduled(case):
     assert_same_step(run(module, params, inputs, B, S), result)
 
 
+@pytest.mark.parametrize("recompute", [False, True])
+def test_reused_exchanges_leave_the_moe_step_unchanged(recompute):
+    """stg-reuse-exchanges on the tiny MoE under ep=2: the backward's all-to-alls of the
+    saved (or, with recompute, the recompute phase's) tokens and expert outputs go -
+    2 ops of the layer body - and the step computes what it did."""
+    from stagec.dialects.stg.comm import AllToAllOp
+    from stagec.passes.stg_reuse_exchanges import reuse_exchanges
+
+    config, module = train_step("mixtral-nodrop", M, recompute=recompute)
+    params, inputs = state(config, B, S, M)
+    matched = transformed(module, "builtin.module(stg-shard{ep=2},stg-match-collectives)")
+    reused = matched.clone()
+    exchanges = lambda m: sum(isinstance(op, AllToAllOp) for op in m.walk())  # noqa: E731
+    assert reuse_exchanges(reused) == 2
+    reused.verify()
+    assert exchanges(reused) == exchanges(matched) - 2
+    assert_identical(run(matched, params, inputs, B, S), run(reused, params, inputs, B, S))
+
+
 def test_scheduled_pipeline_equals_unscheduled():
     """pp = 2 with 1F1B: the sends and receives async on their peer streams, a send's
     token waited at the end of its block, the stages in their own threads."""

@@ -82,3 +82,25 @@ func.func @twice(%t: !stg.tensor<[E, C/ep, H], bf16>) {
 // CHECK-LABEL: func.func @twice
 // CHECK-NEXT:    %a = stg.all_to_all %t on @m [ep]
 // CHECK-NEXT:    %c = stg.elementwise add %a, %a
+
+// -----
+
+// With recompute the backward's recompute phase exchanges the tokens it rebuilds and
+// yields them unexchanged; it yields the exchanged ones instead.
+
+stg.mesh @m [ep = 2]
+func.func @recomputed(%x: !stg.tensor<[E, C/ep, H], bf16>) {
+  %d = stg.phase recompute {
+    %t = stg.elementwise neg %x : !stg.tensor<[E, C/ep, H], bf16> -> !stg.tensor<[E, C/ep, H], bf16>
+    %e = stg.all_to_all %t on @m [ep] : !stg.tensor<[E, C/ep, H], bf16> -> !stg.tensor<[E/ep, C, H], bf16>
+    stg.yield %t : !stg.tensor<[E, C/ep, H], bf16>
+  }
+  %e2 = stg.all_to_all %d on @m [ep] : !stg.tensor<[E, C/ep, H], bf16> -> !stg.tensor<[E/ep, C, H], bf16>
+  %z = stg.elementwise silu %e2 : !stg.tensor<[E/ep, C, H], bf16> -> !stg.tensor<[E/ep, C, H], bf16>
+  func.return
+}
+
+// CHECK-LABEL: func.func @recomputed
+// CHECK:         stg.yield %e : !stg.tensor<[E/ep, C, H], bf16>
+// CHECK-NEXT:  }
+// CHECK-NEXT:  %z = stg.elementwise silu %d : !stg.tensor<[E/ep, C, H], bf16>

@@ -23,9 +23,8 @@ from xdsl.passes import ModulePass
 
 from stagec.dialects.stg.comm import AllGatherOp, ReduceScatterOp
 from stagec.dialects.stg.compute import ElementwiseOp
-from stagec.dialects.stg.schedule import GroupOp
 from stagec.dialects.stg.state import AssignOp, ParamOp
-from stagec.passes.schedule.grouping import VIEWS, BlockOrder
+from stagec.passes.schedule.grouping import VIEWS, BlockOrder, blocks_outside_groups
 
 __all__ = ["StgFsdpUnits", "fsdp_units"]
 
@@ -42,8 +41,7 @@ class StgFsdpUnits(ModulePass):
 
 def fsdp_units(module: ModuleOp) -> int:
     """Group in every block of `module`; returns the number of units made."""
-    blocks = [b for op in module.walk() for r in op.regions for b in r.blocks if not isinstance(op, GroupOp)]
-    return sum(_units(b) for b in blocks)
+    return sum(_units(b) for b in blocks_outside_groups(module))
 
 
 def reads_param(v: SSAValue) -> bool:

@@ -26,8 +26,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from stagec.dialects.stg.compute import EinsumOp, ElementwiseOp
-from stagec.dialects.stg.schedule import GroupOp
-from stagec.passes.schedule.grouping import BlockOrder
+from stagec.passes.schedule.grouping import BlockOrder, blocks_outside_groups
 
 __all__ = ["StgFuseGemms", "fuse_gemms"]
 
@@ -44,8 +43,7 @@ class StgFuseGemms(ModulePass):
 
 def fuse_gemms(module: ModuleOp) -> int:
     """Fuse in every block of `module`; returns the number of groups made."""
-    blocks = [b for op in module.walk() for r in op.regions for b in r.blocks if not isinstance(op, GroupOp)]
-    return sum(_fuse_block(b) for b in blocks)
+    return sum(_fuse_block(b) for b in blocks_outside_groups(module))
 
 
 def _canonical(equation: str) -> str:

@@ -24,12 +24,13 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from stagec.dialects.stg.comm import AllGatherOp
 from stagec.dialects.stg.memory import ReleaseOp, WaitOp
 from stagec.dialects.stg.schedule import GroupOp
+from stagec.passes.schedule.grouping import ancestor_in
 from stagec.passes.stg_fsdp_units import reads_param
 
 __all__ = ["StgInsertReleases", "insert_releases"]
@@ -70,15 +71,9 @@ def _release(value: SSAValue) -> int:
     block = value.owner.parent_block()
     if block is None or not value.uses:
         return 0
-    users = [_ancestor_in(use.operation, block) for use in value.uses]
+    users = [ancestor_in(use.operation, block) for use in value.uses]
     if any(isinstance(u, ReleaseOp) for u in users) or any(u is block.last_op for u in users):
         return 0  # released already, or it leaves the block
     last = max(users, key=block.get_operation_index)
     block.insert_op_after(ReleaseOp(value), last)
     return 1
-
-
-def _ancestor_in(op: Operation, block: Block) -> Operation:
-    while op.parent_block() is not block:
-        op = op.parent_op()
-    return op

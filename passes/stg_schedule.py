@@ -49,6 +49,7 @@ from stagec.dialects.stg.schedule import (
     p2p_stream,
 )
 from stagec.passes.diagnostics import PassError
+from stagec.passes.schedule.grouping import ancestor_in
 
 __all__ = ["StgSchedule", "schedule_streams"]
 
@@ -141,10 +142,4 @@ def _has_terminator(block: Block) -> bool:
 
 def _first_user(value: SSAValue, block: Block) -> Operation:
     """The op of `block` that holds the first use of `value` (itself or an ancestor)."""
-    users = []
-    for use in value.uses:
-        op = use.operation
-        while op.parent_block() is not block:
-            op = op.parent_op()
-        users.append(op)
-    return min(users, key=block.get_operation_index)
+    return min((ancestor_in(use.operation, block) for use in value.uses), key=block.get_operation_index)

@@ -189,18 +189,20 @@ class GroupOp(IRDLOperation):
 
 
 def _is_view(op: Operation) -> bool:
-    return isinstance(op, _views())
+    from stagec.dialects.stg.state import StateOp
+
+    return isinstance(op, (*view_ops(), StateOp))
 
 
-def _views() -> tuple[type, ...]:
-    """Ops that make no work of their own (imported late: they import this module)."""
+def view_ops() -> tuple[type, ...]:
+    """The ops that make no work of their own - a view or a fill of a tensor - which a
+    group, a pass and a backend look through (imported late: they import this module)."""
     global _VIEWS
     if _VIEWS is None:
         from stagec.dialects.stg.comm import LocalSliceOp
         from stagec.dialects.stg.shape_ops import FillOp, ReshapeOp, SplitOp
-        from stagec.dialects.stg.state import StateOp
 
-        _VIEWS = (ReshapeOp, SplitOp, LocalSliceOp, FillOp, StateOp)
+        _VIEWS = (ReshapeOp, SplitOp, LocalSliceOp, FillOp)
     return _VIEWS
 
 

@@ -14,13 +14,25 @@ from collections.abc import Sequence
 
 from xdsl.ir import Block, Operation, Region, SSAValue
 
-from stagec.dialects.stg.comm import LocalSliceOp
-from stagec.dialects.stg.schedule import GroupOp
-from stagec.dialects.stg.shape_ops import FillOp, ReshapeOp, SplitOp
+from xdsl.dialects.builtin import ModuleOp
+
+from stagec.dialects.stg.schedule import GroupOp, view_ops
 from stagec.dialects.stg.state import AssignOp, StateOp
 from stagec.dialects.stg.structure import YieldOp
 
-VIEWS = (ReshapeOp, SplitOp, LocalSliceOp, FillOp)
+VIEWS = view_ops()
+
+
+def blocks_outside_groups(module: ModuleOp) -> list[Block]:
+    """Every block of `module` but the bodies of groups (already issued as one)."""
+    return [b for op in module.walk() for r in op.regions for b in r.blocks if not isinstance(op, GroupOp)]
+
+
+def ancestor_in(op: Operation, block: Block) -> Operation:
+    """`op` itself if it stands in `block`, else the op of `block` that holds it."""
+    while op.parent_block() is not block:
+        op = op.parent_op()
+    return op
 
 
 class BlockOrder:
@@ -90,7 +102,7 @@ class BlockOrder:
             block.insert_op_before(view, first)
         inside = {id(m) for m in members}
         escaping = [r for m in members for r in m.results
-                    if any(id(_ancestor_in(use.operation, block)) not in inside for use in r.uses)]
+                    if any(id(ancestor_in(use.operation, block)) not in inside for use in r.uses)]
         body = Block()
         before = first.prev_op  # not a member: `first` is the first one
         for m in members:
@@ -109,12 +121,6 @@ class BlockOrder:
                     use.operation.operands[use.index] = result
         self._refresh()  # what moved earlier is available earlier to the next group too
         return group
-
-
-def _ancestor_in(op: Operation, block: Block) -> Operation:
-    while op.parent_block() is not block:
-        op = op.parent_op()
-    return op
 
 
 def _state_key(op: StateOp) -> tuple:

@@ -64,7 +64,6 @@ from stagec.dialects.stg.attributes import TokenType
 from stagec.dialects.stg.comm import (
     AllReduceStagesOp,
     CollectiveOp,
-    LocalSliceOp,
     RecvOp,
     ReshardOp,
     SendOp,
@@ -74,8 +73,7 @@ from stagec.dialects.stg.cost import CostInterface
 from stagec.dialects.stg.memory import ReleaseOp, WaitOp
 from stagec.dialects.stg.mesh import MeshOp
 from stagec.dialects.stg.model_ops import CrossEntropyOp
-from stagec.dialects.stg.schedule import GroupOp, collective_stream, p2p_stream, stream_of
-from stagec.dialects.stg.shape_ops import FillOp, ReshapeOp, SplitOp
+from stagec.dialects.stg.schedule import GroupOp, collective_stream, p2p_stream, stream_of, view_ops
 from stagec.dialects.stg.state import AssignOp, InputOp, OptimizerStateOp, ParamOp, StateOp
 from stagec.dialects.stg.structure import LoopOp, PhaseOp, RepeatOp, YieldOp
 from stagec.dialects.symbolic import Expr, SymbolicError
@@ -119,7 +117,7 @@ COMM_KIND_NAMES = {
     CommType.ALL_TO_ALL: "all_to_all",
     CommType.BROADCAST: "broadcast",
 }
-_VIEWS = (ReshapeOp, SplitOp, LocalSliceOp, FillOp, WaitOp)
+_VIEWS = (*view_ops(), WaitOp)
 _PHASE_SHORT = {"forward": "fwd", "backward": "bwd", "recompute": "rcp", "optimizer": "opt"}
 
 

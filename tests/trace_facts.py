@@ -5,9 +5,9 @@ counts by category, FLOPs, and count and bytes per collective type and send/recv
 tests/conftest.py wraps `stagec.runtime.chakra.emit.build_programs` so that every call
 a test makes is compared with `trace_facts.json` (keyed by the test, or by the
 module-scoped fixture, and the call's number within it). A difference fails the test
-unless `CHANGED` lists it with the reason the new trace is more faithful.
+unless a rule below folds it back, with the reason the new trace is more faithful.
 
-Re-record (only when a change of the traces is intended, and say why in CHANGED):
+Re-record (only for emissions no recording holds yet):
     STAGEC_RECORD_TRACE_FACTS=1 pytest -q -p no:randomly
 """
 
@@ -18,9 +18,6 @@ import os
 from pathlib import Path
 
 BASELINE = Path(__file__).with_name("trace_facts.json")
-
-# key -> reason: emissions whose facts differ from the baseline on purpose.
-CHANGED: dict[str, str] = {}
 
 # key -> the recorded key of the same configuration (a test added after the baseline
 # emits a configuration another test's recording holds): Table VI's rows, whole.
@@ -85,8 +82,6 @@ class Recorder:
         if self.recording:
             self.recorded[key] = got
             return
-        if key in CHANGED:
-            return
         want = self.baseline.get(SAME_AS.get(key, key))
         if want is None:
             raise AssertionError(
@@ -95,7 +90,7 @@ class Recorder:
             )
         if got != want:
             raise AssertionError(f"trace facts of {key} changed:\n  was {want}\n  now {got}\n"
-                                 "list the difference in tests/trace_facts.py CHANGED with its reason")
+                                 "explain the difference in tests/trace_facts.py by a rule with its reason")
 
     def save(self) -> None:
         if not self.recording or not self.recorded:

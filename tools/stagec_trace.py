@@ -68,9 +68,15 @@ at all (each is written to a temporary name and renamed)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", required=True, metavar="NAME|config.json",
+    add_job_arguments(parser)
+    add_trace_output_arguments(parser)
+
+
+def add_job_arguments(parser: argparse.ArgumentParser, *, model_required: bool = True) -> argparse._ArgumentGroup:
+    """The model, batch, strategy, training-step and cost options that `stagec trace` and
+    `stagec simulate` share; returns the cost-model group for a command's own options."""
+    parser.add_argument("--model", required=model_required, metavar="NAME|config.json",
                         help="a named model config (llama3-70b, gpt3-5b, mixtral-8x7b, ...) or a config.json path")
-    parser.add_argument("--out", required=True, metavar="DIR", help="directory for the traces (created if missing)")
     parser.add_argument("--batch", type=positive_int, metavar="GLOBAL_BATCH",
                         help="sequences per iteration, every replica and micro-batch together (default: one micro-batch per replica)")
     parser.add_argument("--micro-batches", type=positive_int, metavar="M",
@@ -98,7 +104,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           help="leave the optimizer's compute out of the trace (gradient all-reduces stay)")
     training.add_argument("--iterations", type=positive_int, default=1, metavar="N",
                           help="training iterations in each trace, chained through the weights (default: %(default)s)")
-    emission = parser.add_argument_group("emission")
+    emission = parser.add_argument_group("costs and scheduling")
     emission.add_argument("--hardware", default="h100-sxm", metavar="NAME|FILE",
                           help="hardware description for compute durations: h100-sxm, a100-80gb, h200 or a file (default: %(default)s)")
     emission.add_argument("--profile", metavar="FILE", help="measured op times that override the roofline (runtime/cost profile format)")
@@ -106,6 +112,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           help="data-parallel gradient all-reduce bucket size in MiB, DDP's bucket_cap_mb; 0: one per gradient (default: %(default)s)")
     emission.add_argument("--no-gemm-fusion", action="store_true",
                           help="one GEMM node per einsum (default: fuse Q/K/V, gate/up and their gradients as the frameworks do)")
+    return emission
+
+
+def add_trace_output_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", required=True, metavar="DIR", help="directory for the traces (created if missing)")
+    emission = parser.add_argument_group("emission")
     emission.add_argument("--prefix", default="trace", help="file name prefix: DIR/<prefix>.<rank>.et (default: %(default)s)")
     emission.add_argument("--json", action="store_true", help="also write DIR/<prefix>.<rank>.json, each trace decoded for reading (small jobs)")
     emission.add_argument("--workers", type=positive_int, metavar="N", help="processes writing files (default: one per core, at most 8)")

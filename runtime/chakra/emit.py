@@ -136,6 +136,7 @@ class Static:
     size: int = 0  # tensor_size (compute) or comm_size (communication), bytes
     patch: tuple | None = None  # ("pg", axes, among) | ("send"|"recv", axis, peer coordinate)
     attrs: bytes = b""  # pre-encoded static attributes
+    nanos: int = 0  # the cost model's time unrounded, in ns (the simulator's; a trace holds whole microseconds)
 
 
 @dataclass
@@ -151,6 +152,10 @@ class Program:
     node_ctx: list[int] = field(default_factory=list)
     node_tag: dict[int, int] = field(default_factory=dict)
     contexts: list[str] = field(default_factory=list)
+    # the position, in the memory analysis's schedule (passes/analysis/liveness.py), of
+    # the op each node comes from, counted on over iterations; `positions` per iteration
+    node_position: list[int] = field(default_factory=list)
+    positions: int = 0
 
     def __len__(self) -> int:
         return len(self.node_static)
@@ -234,6 +239,7 @@ class _Expander:
         self.ctx_parts: list[str] = []
         self.ctx_index = 0
         self.ctx_cache: dict[str, int] = {}
+        self.position = -1  # the leaf op being expanded, as the memory analysis numbers them
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -325,6 +331,7 @@ class _Expander:
         p.node_data.append(data)
         p.node_ctrl.append(ctrl)
         p.node_ctx.append(self.ctx_index)
+        p.node_position.append(self.position)
         return nid
 
     # -- walking ---------------------------------------------------------------------------
@@ -344,7 +351,8 @@ class _Expander:
             steps = self.compiled[id(block)] = self._compile(block)
         out: list = []
         values = self.values
-        for kind, op, a, b in steps:
+        for kind, op, a, b, leaf in steps:
+            self.position += leaf
             if kind == 0:  # compute: one node
                 seen: set[int] = set()
                 for v in a:
@@ -373,13 +381,20 @@ class _Expander:
                 self.state[key] = d.union() if d.__class__ is Stacked else d
             elif kind == 4:  # terminator
                 out = [values[v] for v in a]
-            else:
+            elif kind == 5:
                 a(op) if b is None else a(op, b)
         return out
 
     def _compile(self, block: Block) -> list[tuple]:
         """The block's ops with their handlers, decided once (isinstance on xDSL's ops
-        is slow, and a layer body runs thousands of times)."""
+        is slow, and a layer body runs thousands of times). A step's last field is 1
+        for an op the memory analysis gives a position (every op but loops, phases,
+        calls and terminators: liveness.py's Schedule)."""
+        steps = [step + (0 if step[0] == 4 or step[2] in (self.loop, self.run_phase, self.call) else 1,)
+                 for step in self._steps(block)]
+        return steps
+
+    def _steps(self, block: Block) -> list[tuple]:
         steps: list[tuple] = []
         for op in block.ops:
             operands = tuple(id(v) for v in op.operands)
@@ -397,7 +412,7 @@ class _Expander:
             elif isinstance(op, _VIEWS):
                 steps.append((1, op, operands, results))
             elif isinstance(op, (ReleaseOp, MeshOp)):
-                continue
+                steps.append((6, op, None, None))
             elif isinstance(op, ReshardOp):
                 raise EmitError("a stg.reshard is left: run stg-match-collectives before emitting a trace")
             elif isinstance(op, CollectiveOp):
@@ -574,7 +589,7 @@ class _Expander:
             kind = NodeType.COMM_SEND_NODE if role == "send" else NodeType.COMM_RECV_NODE
             attrs = encode_attr("comm_size", c.tensor_size)
             return Static(kind, self.label(op), role, max(1, round(c.micros)), 0, c.tensor_size,
-                          (role, axis, peer), attrs)
+                          (role, axis, peer), attrs, max(1, round(c.micros * 1000)))
 
         static = self.static(("op", id(op), self.phase), make)
         nid = self.add_node(static, d, stream=stream_of(op) or p2p_stream(role, axis, peer))
@@ -615,13 +630,14 @@ def _category(op: Operation) -> str:
 
 def _comp_static(label: str, category: str, num_ops: int, size: int, micros: float) -> Static:
     attrs = encode_attr("num_ops", int(num_ops)) + encode_attr("tensor_size", int(size))
-    return Static(NodeType.COMP_NODE, label, category, max(1, round(micros)), int(num_ops), int(size), None, attrs)
+    return Static(NodeType.COMP_NODE, label, category, max(1, round(micros)), int(num_ops), int(size), None, attrs,
+                  max(1, round(micros * 1000)))
 
 
 def _coll_static(label: str, comm_type: CommType, size: int, micros: float, patch: tuple) -> Static:
     attrs = encode_attr("comm_type", int(comm_type)) + encode_attr("comm_size", int(size))
     return Static(NodeType.COMM_COLL_NODE, label, COMM_KIND_NAMES[comm_type], max(1, round(micros)), 0, int(size),
-                  patch, attrs)
+                  patch, attrs, max(1, round(micros * 1000)))
 
 
 # -- rank classes ---------------------------------------------------------------------------
@@ -724,6 +740,7 @@ def build_programs(module: ModuleOp, bindings: Mapping[str, int] | None = None, 
         expander = _Expander(module, env, cost, options, space, program, tag_base)
         for iteration in range(options.iterations):
             expander.run_function(fn, iteration)
+        program.positions = (expander.position + 1) // options.iterations
         programs.append(program)
     return programs, space
 

@@ -100,6 +100,10 @@ class RankSpace:
                 table[m] = gid
         return table
 
+    def members(self, group_id: int) -> list[int]:
+        """The ranks of a group group_id has numbered, in increasing order."""
+        return self._ids[group_id - 1]
+
     def groups(self) -> dict[int, list[int]]:
         """Every group asked for so far: {id: ranks}."""
         return {i + 1: list(members) for i, members in enumerate(self._ids)}

@@ -1,0 +1,51 @@
+"""Simulate a job end to end: a scheduled module or a trace directory in, a report (and
+optionally a Perfetto timeline) out. The tools and `stagec dse` call these."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from stagec.runtime.sim.engine import simulate
+from stagec.runtime.sim.report import SimReport, build_report
+
+
+def _progress(progress, what: str):
+    return progress.task(what) if progress is not None else None
+
+
+def simulate_module(module, network, bindings: Mapping[str, int], *, cost=None, options=None,
+                    timeline: str | None = None, progress=None, memory: bool = True) -> SimReport:
+    """Simulate `module` (scheduled IR, sizes bound by `bindings`) on `network`."""
+    from stagec.runtime.chakra.emit import EmitOptions, build_programs
+    from stagec.runtime.sim.from_ir import build_actors
+    from stagec.runtime.sim.memory import memory_of
+
+    options = options or EmitOptions()
+    programs, space = build_programs(module, bindings, cost=cost, options=options)
+    actors = build_actors(programs, space, network)
+    times = simulate(actors, progress=_progress(progress, "simulating"))
+    usage = memory_of(module, bindings, actors, times, options.iterations) if memory else None
+    peaks = [u.peak_bytes if u is not None else None for u in usage] if usage else None
+    report = build_report(actors, times, world=max(space.world, 1), iterations=options.iterations, peaks=peaks,
+                          network=network.describe(), source="scheduled IR")
+    if timeline:
+        from stagec.runtime.sim.timeline import write_timeline
+
+        series = [u.series if u is not None else None for u in usage] if usage else None
+        write_timeline(timeline, actors, times, series, {"source": "stagec simulate", "network": network.describe()})
+    return report
+
+
+def simulate_trace_dir(directory: str, network, *, prefix: str | None = None, timeline: str | None = None,
+                       progress=None) -> SimReport:
+    """Simulate the Chakra traces in `directory` on `network`."""
+    from stagec.runtime.sim.from_chakra import read_trace_dir
+
+    actors, world, _ = read_trace_dir(directory, network, prefix=prefix, progress=_progress(progress, "reading traces"))
+    times = simulate(actors, progress=_progress(progress, "simulating"))
+    report = build_report(actors, times, world=world, iterations=1, network=network.describe(), source=directory)
+    if timeline:
+        from stagec.runtime.sim.timeline import write_timeline
+
+        write_timeline(timeline, actors, times, None, {"source": directory, "network": network.describe()})
+    return report

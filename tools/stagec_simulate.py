@@ -1,0 +1,235 @@
+"""`stagec simulate`: the time of one training iteration, from the scheduled IR (no trace
+files) or from any Chakra trace directory, on an analytical network.
+
+It only assembles: the job's module as `stagec trace` builds it (training_step, the
+scheduling passes) -> the emitter's node streams in memory (runtime/chakra/emit.py
+build_programs) -> actors (runtime/sim/from_ir.py) or a trace directory's actors
+(runtime/sim/from_chakra.py) -> the event loop (runtime/sim/engine.py) -> the report,
+the Perfetto timeline. Register it with `add_parser(subcommands)`, call `run(args)`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+
+from stagec.tools.errors import UsageError, positive_int, standalone_main
+from stagec.tools.stagec_stats import human_bytes, micro_batches_of, training_step
+from stagec.tools.stagec_trace import add_job_arguments
+
+HELP = """\
+Simulate one training iteration and report its time: per rank, compute, exposed
+communication (what compute waits for), idle time and the compute-communication
+overlap, and the peak memory; optionally a timeline for Perfetto (ui.perfetto.dev).
+
+The job is either a model and strategy, as `stagec trace` takes them - the scheduled
+IR is simulated directly, no trace files - or a directory of Chakra traces (stagec's
+or another tool's: <prefix>.<rank>.et and comm_group.json), as ASTRA-sim takes them.
+
+The simulator (docs/simulator.md): each rank has a compute, a communication and a
+copy engine, each running one node at a time; a node runs when what it depends on
+has finished; a collective starts when all its members have issued it, on an
+analytical model of the network (ASTRA-sim's analytical backend: ring, direct and
+halving-doubling collectives over Ring, FullyConnected and Switch dimensions; see
+docs/simulator-network.md). Ranks that behave identically are simulated once.
+
+The network: --hardware NAME|FILE (stagec's descriptions: NVLink inside a node, the
+inter-node network across nodes), or ASTRA-sim's own files --network NET.yml and
+--system SYS.json as they are.
+
+examples:
+  stagec simulate --model llama3-70b --tp 8 --pp 4 --dp 2 --sp --batch 128 --seq 4096
+  stagec simulate --model llama3-8b --tp 8 --batch 8 --seq 4096 --timeline step.json
+  stagec simulate --model gpt3-5b --fsdp 8 --batch 64 --micro-batch 8 --seq 2048 --json
+  stagec simulate traces/ --network net.yml --system sys.json
+  stagec simulate --model llama3-8b --dp 8 --batch 64 --network net.yml --system sys.json
+
+Bad input is one message and exit status 2; a timeline is written whole or not at all."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("traces", nargs="?", metavar="DIR", help="a Chakra trace directory to simulate instead of --model")
+    add_job_arguments(parser, model_required=False)
+    network = parser.add_argument_group("network")
+    network.add_argument("--network", metavar="NET.yml", help="ASTRA-sim analytical network configuration (with --system)")
+    network.add_argument("--system", metavar="SYS.json", help="ASTRA-sim system configuration (with --network)")
+    network.add_argument("--congestion", choices=("unaware", "aware"), default="unaware",
+                         help="ASTRA-sim's analytical backend flavour for point-to-point messages (default: %(default)s)")
+    output = parser.add_argument_group("output")
+    output.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
+    output.add_argument("--timeline", metavar="FILE", help="write a Chrome trace / Perfetto JSON timeline")
+    output.add_argument("--prefix", help="the trace files' prefix in DIR, when it holds several")
+    output.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def add_parser(subcommands) -> argparse.ArgumentParser:
+    parser = subcommands.add_parser(
+        "simulate", help="simulate a training iteration: time, exposed communication, overlap, memory",
+        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_arguments(parser)
+    return parser
+
+
+def _network(args: argparse.Namespace, world: int):
+    from stagec.runtime.sim.network import NetworkModel
+
+    if (args.network is None) != (args.system is None):
+        raise UsageError("--network and --system go together (ASTRA-sim's network YAML and system JSON)")
+    try:
+        if args.network is not None:
+            network = NetworkModel.from_astra(args.network, args.system, congestion=args.congestion)
+        else:
+            from stagec.runtime.cost.hardware_description import load_hardware
+
+            network = NetworkModel.from_hardware(load_hardware(args.hardware), world)
+    except (OSError, ValueError) as error:
+        raise UsageError(str(error)) from None
+    if network.world < world:
+        raise UsageError(f"the network has {network.world} NPUs, the job {world} ranks: give a network of at least {world}")
+    return network
+
+
+class _Progress:
+    """A rich progress bar on a terminal (or with STAGEC_PROGRESS set), else nothing."""
+
+    def __init__(self, quiet: bool):
+        self.enabled = not quiet and (sys.stderr.isatty() or bool(os.environ.get("STAGEC_PROGRESS")))
+        self.progress = None
+
+    def __enter__(self):
+        if self.enabled:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                     TimeElapsedColumn(), transient=True)
+            self.progress.__enter__()
+        return self
+
+    def task(self, what: str):
+        if self.progress is None:
+            return None
+        task = self.progress.add_task(what, total=None)
+        return lambda done, total: self.progress.update(task, completed=done, total=total)
+
+    def __exit__(self, *exc):
+        if self.progress is not None:
+            self.progress.__exit__(*exc)
+
+
+def run(args: argparse.Namespace) -> None:
+    if (args.traces is None) == (args.model is None):
+        raise UsageError("give a trace directory or --model (not both)")
+    started = time.perf_counter()
+    with _Progress(args.quiet) as progress:
+        if args.traces is not None:
+            result = _simulate_traces(args, progress)
+        else:
+            result = _simulate_model(args, progress)
+    result.extra["seconds"] = round(time.perf_counter() - started, 3)
+    if args.json:
+        json.dump(result.to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        _print_summary(args, result)
+
+
+def _simulate_traces(args, progress):
+    from stagec.runtime.sim.simulate import simulate_trace_dir
+
+    from stagec.runtime.sim.from_chakra import TraceReadError
+    from stagec.runtime.sim.engine import SimulationError
+
+    if args.network is None and args.system is None:
+        from stagec.runtime.chakra.check import find_trace_files
+
+        try:
+            _, files = find_trace_files(args.traces, args.prefix)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+        world = max(files) + 1
+    else:
+        world = 0
+    network = _network(args, world)
+    try:
+        return simulate_trace_dir(args.traces, network, prefix=args.prefix, timeline=args.timeline, progress=progress)
+    except (TraceReadError, SimulationError) as error:
+        raise UsageError(str(error)) from None
+
+
+def _simulate_model(args, progress):
+    from stagec.runtime.chakra.emit import EmitError, EmitOptions
+    from stagec.runtime.sim.engine import SimulationError
+    from stagec.runtime.sim.simulate import simulate_module
+    from stagec.tools.stagec_trace import _cost_model
+
+    if args.bucket_mb < 0:
+        raise UsageError(f"--bucket-mb {args.bucket_mb} must be >= 0")
+    micro_batches = micro_batches_of(args)
+    cost = _cost_model(args)
+    module = training_step(args, micro_batches)
+    replicas = args.dp * args.fsdp * args.ep
+    bindings = {"B": args.micro_batch * replicas, "S": args.seq, "M": micro_batches}
+    world = args.dp * args.fsdp * args.ep * args.cp * args.tp * args.pp
+    network = _network(args, world)
+    options = EmitOptions(iterations=args.iterations, optimizer=not args.no_optimizer)
+    try:
+        result = simulate_module(module, network, bindings, cost=cost, options=options, timeline=args.timeline,
+                                 progress=progress)
+    except (EmitError, SimulationError) as error:
+        raise UsageError(str(error)) from None
+    result.extra["model"] = args.model
+    result.extra["strategy"] = _strategy(args)
+    return result
+
+
+def _strategy(args) -> str:
+    axes = [f"{a}={getattr(args, a)}" for a in ("pp", "dp", "fsdp", "ep", "cp", "tp") if getattr(args, a) > 1]
+    return " ".join(axes + (["sp"] if args.sp else []) + ([f"zero={args.zero}"] if args.zero else [])) or "one rank"
+
+
+def _ms(ns: float) -> str:
+    return f"{ns / 1e6:,.3f}"
+
+
+def _print_summary(args, result) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from stagec.tools.stagec_trace import _ranks_text
+
+    console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 160, soft_wrap=True)
+    what = result.extra.get("model", result.source)
+    strategy = result.extra.get("strategy")
+    console.print(
+        f"[bold]{what}[/bold]: {result.world} ranks{', ' + strategy if strategy else ''}; "
+        f"{len(result.actors)} simulated (identical ranks once); network: {result.network}"
+    )
+    console.print(f"iteration time: [bold]{_ms(result.iteration_ns)} ms[/bold]"
+                  + (f" (mean of {result.iterations})" if result.iterations > 1 else ""))
+    table = Table(title="per rank, times in ms", title_justify="left")
+    for column in ("ranks", "finish", "compute", "exposed comm", "communication", "overlap", "copy", "idle", "peak memory"):
+        table.add_column(column, justify="left" if column == "ranks" else "right")
+    for a in result.actors:
+        table.add_row(
+            _ranks_text(a.ranks), _ms(a.finish_ns), _ms(a.compute_ns), _ms(a.exposed_communication_ns),
+            _ms(a.communication_ns), f"{a.overlap_ratio:.0%}" if a.communication_ns else "-",
+            _ms(a.copy_ns) if a.copy_ns else "-", _ms(a.idle_ns),
+            human_bytes(a.peak_memory_bytes) if a.peak_memory_bytes is not None else "n/a",
+        )
+    console.print(table)
+    if args.timeline:
+        console.print(f"timeline: {args.timeline} (open in ui.perfetto.dev)")
+    console.print(f"simulated in {result.extra.get('seconds', 0):.1f} s")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return standalone_main("stagec simulate", HELP, add_arguments, run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

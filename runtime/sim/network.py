@@ -69,9 +69,10 @@ class Roofline:
     def compute_ns(self, num_ops: int, tensor_size: int) -> int:
         """max(num_ops / peak, tensor_size / bandwidth) truncated to ns, in the double
         arithmetic of ASTRA-sim's Workload::issue_comp (perf = min(bw * intensity,
-        peak); time = ops / perf). A node with tensor_size 0 is skipped there: 0 ns."""
+        peak); time = ops / perf). ASTRA-sim skips a node with tensor_size 0 and has no
+        defined time for num_ops 0 (0 / 0): both take 0 ns here."""
         if tensor_size == 0 or num_ops == 0:
-            return 0 if tensor_size == 0 else int(tensor_size / (self.local_mem_bw * 1e9) * 1e9)
+            return 0
         intensity = float(num_ops) / float(tensor_size)
         perf = min(self.local_mem_bw * 1e9 * intensity, self.peak_perf * 1e9)
         return int(float(num_ops) / perf * 1e9)

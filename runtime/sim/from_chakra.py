@@ -132,7 +132,7 @@ def _node_numbers(name: str, nid: int, ntype: int, kind: int, duration: int, fac
             return 0, 0, 0, None
         flops, size = facts.get("num_ops", 0), facts.get("tensor_size", 0)
         if roofline is not None and roofline.enabled:
-            return (roofline.ns(flops, size) if size else 0), size, flops, None
+            return roofline.compute_ns(flops, size), size, flops, None
         return max(1, duration * 1000), size, flops, None
     if kind == COPY:
         return max(1, duration * 1000), facts.get("tensor_size", 0), 0, None

@@ -31,9 +31,14 @@ _KIND = {
 }
 
 
-def sim_program(program) -> SimProgram:
+def sim_program(program, *, trace_times: bool = False, roofline=None) -> SimProgram:
     """An emitter Program (one rank class) as a SimProgram; refs are
-    ("coll", kind, size, patch, nanos) and ("send"|"recv", patch, size, tag)."""
+    ("coll", kind, size, patch, nanos) and ("send"|"recv", patch, size, tag).
+
+    Compute takes the cost model's time unrounded, or with `trace_times` the whole
+    microseconds its trace would hold (so a trace directory and the IR it came from
+    simulate to the same nanosecond), or, with an enabled ASTRA-sim roofline, that
+    roofline over the node's FLOPs and bytes, as ASTRA-sim times the trace's node."""
     statics = program.statics
     out = SimProgram(program.name)
     labels: dict[tuple[int, int], int] = {}
@@ -41,6 +46,9 @@ def sim_program(program) -> SimProgram:
     kinds = [_KIND[NodeType(s.type)] for s in statics]
     tags = program.node_tag
     positions = getattr(program, "node_position", None)
+    use_roofline = roofline is not None and roofline.enabled
+    times = [roofline.compute_ns(s.num_ops, s.size) if use_roofline and k == COMP
+             else s.duration * 1000 if trace_times else s.nanos for s, k in zip(statics, kinds)]
     for n, (s, data, ctrl, ctx) in enumerate(
         zip(program.node_static, program.node_data, program.node_ctrl, program.node_ctx)
     ):
@@ -53,7 +61,7 @@ def sim_program(program) -> SimProgram:
             out.labels.append(st.label + ("@" + context if context else ""))
         ref = -1
         if kind == COLL:
-            key = ("coll", st.category, st.size, st.patch, st.nanos)
+            key = ("coll", st.category, st.size, st.patch, times[s])
         elif kind == SEND or kind == RECV:
             key = (st.patch[0], st.patch, st.size, tags.get(n, 0))
         else:
@@ -63,7 +71,7 @@ def sim_program(program) -> SimProgram:
             if ref is None:
                 ref = refs[key] = len(out.refs)
                 out.refs.append(key)
-        out.add(kind, data + ctrl if ctrl else data, nanos=st.nanos, size=st.size, flops=st.num_ops, comm=ref,
+        out.add(kind, data + ctrl if ctrl else data, nanos=times[s], size=st.size, flops=st.num_ops, comm=ref,
                 label=label, position=positions[n] if positions is not None else -1)
     out.positions = getattr(program, "positions", 0)
     return out
@@ -142,12 +150,15 @@ def rank_parts(programs: Sequence[SimProgram], ranks_of: Sequence[Sequence[int]]
         part = {r: i for i, rs in enumerate(signatures.values()) for r in rs}
 
 
-def build_actors(programs: Sequence, space: RankSpace, network) -> list[Actor]:
-    """One actor per part of identically behaving ranks of the emitter's `programs`."""
-    sims = [sim_program(p) for p in programs]
+def build_actors(programs: Sequence, space: RankSpace, network, *, merge: bool = True,
+                 trace_times: bool = False) -> list[Actor]:
+    """One actor per part of identically behaving ranks of the emitter's `programs`
+    (every rank its own actor without `merge`)."""
+    roofline = getattr(network, "roofline", None)
+    sims = [sim_program(p, trace_times=trace_times, roofline=roofline) for p in programs]
     ranks_of = [list(p.ranks) for p in programs]
     resolver = _Resolver(space, network)
-    parts = rank_parts(sims, ranks_of, resolver)
+    parts = rank_parts(sims, ranks_of, resolver) if merge else [[r] for rs in ranks_of for r in rs]
     parts.sort(key=min)
     part_of = {r: i for i, rs in enumerate(parts) for r in rs}
     program_of = {r: i for i, ranks in enumerate(ranks_of) for r in ranks}

@@ -82,6 +82,9 @@ def _parser() -> argparse.ArgumentParser:
         help="passes to run, as mlir-opt writes them (default: %(default)s); "
         "'builtin.module()' runs none",
     )
+    ir.add_argument("--phase", choices=("train", "prefill", "decode"), default="train",
+                    help="a model template's forward program (train), or its prefill or decode step "
+                    "(docs/inference.md) (default: %(default)s)")
     ir.add_argument("--generic", action="store_true", help="print ops in MLIR's generic form")
     ir.add_argument("-o", "--output", metavar="FILE", help="write the IR here instead of stdout")
     stagec_stats.add_parser(commands)
@@ -94,7 +97,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def run_ir(args: argparse.Namespace) -> None:
     pipeline = build_pipeline(args.pass_pipeline, mlir_syntax=True)
-    module = _build(args.model, args.dtype)
+    module = _build(args.model, args.dtype, args.phase)
     module.verify()
     pipeline.apply(make_context(), module)
     module.verify()
@@ -103,13 +106,15 @@ def run_ir(args: argparse.Namespace) -> None:
         stream.write("\n")
 
 
-def _build(model: str, dtype: str) -> ModuleOp:
+def _build(model: str, dtype: str, phase: str = "train") -> ModuleOp:
     """A built-in model by name, else a model template from a named config or a
-    config.json path; a bad name or config is a usage error."""
+    config.json path (its `phase` step); a bad name or config is a usage error."""
     if model in BUILTIN_MODELS:
+        if phase != "train":
+            raise UsageError(f"--phase {phase} needs a model template; '{model}' is a built-in forward program")
         return BUILTIN_MODELS[model]()
     try:
-        return build_model(load_config(model), dtype)
+        return build_model(load_config(model), dtype, phase)
     except ConfigError as error:
         if model in NAMED_CONFIGS or model.endswith(".json") or os.path.exists(model):
             raise UsageError(str(error)) from None

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Sequence
 
 from stagec.tools.errors import UsageError, positive_int
+from stagec.tools.step import add_phase_arguments, is_inference, micro_batches_for, step_bindings, step_module
 
 STRATEGY_AXES = ("dp", "fsdp", "ep", "cp", "tp", "pp")
 DATA_AXES = ("dp", "fsdp", "ep")  # the axes that split the batch
@@ -80,6 +81,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeline-png", metavar="FILE", help="plot the memory timeline (stacked by kind, phases shaded)")
     parser.add_argument("--timeline-json", metavar="FILE", help="write the memory timeline: one entry per op executed")
     add_frontend_arguments(parser)
+    add_phase_arguments(parser)
     strategy = parser.add_argument_group("parallel strategy (stg-shard)")
     for axis in STRATEGY_AXES:
         strategy.add_argument(f"--{axis}", type=positive_int, default=1, metavar="N", help=f"{axis} size (default: 1)")
@@ -208,14 +210,18 @@ def _describe(strategy: dict) -> str:
 def run(args: argparse.Namespace) -> None:
     from stagec.passes.analysis.accounting import AccountingError, account
 
-    micro_batches = micro_batches_of(args)
+    micro_batches = micro_batches_for(args)
     strategy = strategy_options(args)
-    module = training_step(args, micro_batches)
+    module = step_module(args, micro_batches)
     replicas = args.dp * args.fsdp * args.ep
+    bindings = step_bindings(args, micro_batches)
     try:
-        result = account(module, {"B": args.micro_batch * replicas, "S": args.seq, "M": micro_batches})
+        result = account(module, bindings)
     except AccountingError as error:
         raise UsageError(str(error)) from None
+    if is_inference(args):
+        _print_inference(result, args, strategy, bindings)
+        return
     setup = {
         "strategy": _describe(strategy | ({"pp": args.pp, "schedule": args.schedule} if args.pp > 1 else {})),
         "batch": micro_batches * args.micro_batch * replicas,
@@ -263,6 +269,41 @@ def _write_timelines(result, args: argparse.Namespace, title: str) -> None:
                 plot_timeline(timeline, path, f"{title}: memory per rank over one step (ranks {_ranks(rc.ranks)})")
             except OSError as error:
                 raise UsageError(f"cannot write the plot '{path}': {error.strerror or error}") from None
+
+
+def _print_inference(result, args: argparse.Namespace, strategy: dict, bindings: dict) -> None:
+    """An inference step's report: the tokens it processes and its KV cache beside the
+    training report's FLOPs and memory (the table of _print_tables)."""
+    setup = {
+        "phase": args.phase,
+        "strategy": _describe(strategy),
+        "batch": bindings["B"],
+        "seq": bindings["S"],
+        "context": bindings["T"],
+        "tokens": result.tokens,
+        "kv_cache_bytes_per_rank": {
+            _ranks(rc.ranks): rc.memory.persistent.get("kv_cache", 0) for rc in result.rank_classes
+        },
+        "dtype": args.dtype,
+    }
+    title = result.model or args.model
+    _write_timelines(result, args, title)
+    if args.json:
+        doc = result.to_json()
+        doc["model"] = title
+        doc["setup"] = setup
+        json.dump(doc, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
+    from rich.console import Console
+
+    Console(file=sys.stdout, soft_wrap=True).print(
+        f"{args.phase} step: {setup['batch']} sequence(s), {setup['seq']} new token(s) each = "
+        f"{setup['tokens']:,} tokens processed, over a KV cache of {setup['context']} positions; "
+        f"KV cache per rank: " + ", ".join(f"ranks {r}: {human_bytes(b)}" for r, b in setup["kv_cache_bytes_per_rank"].items())
+    )
+    _print_tables(result, title, {**setup, "micro_batches": 1, "micro_batch": setup["batch"],
+                                  "optimizer": "no optimizer", "recompute": False})
 
 
 # -- human units ----------------------------------------------------------------------------

@@ -20,14 +20,13 @@ from stagec.tools.errors import UsageError, positive_int, standalone_main
 from stagec.tools.stagec_stats import (
     DTYPES,
     OPTIMIZERS,
-    micro_batches_of,
     add_frontend_arguments,
     human_bytes,
     human_flops,
-    training_step,
 )
 
 from stagec.passes.stg_bucket_gradients import DEFAULT_BUCKET_MB
+from stagec.tools.step import add_phase_arguments, is_inference, micro_batches_for, step_bindings, step_module
 
 SCHEDULES = ("1f1b", "gpipe")
 DEFAULT_SEQ = 4096
@@ -61,6 +60,12 @@ examples:
   stagec trace --model gpt3-5b --fsdp 8 --batch 128 --micro-batch 8 --seq 2048 --no-optimizer --out fsdp/
   stagec trace --model mixtral-8x7b --ep 8 --pp 4 --batch 128 --hardware h200 --iterations 2 --out moe/
   stagec trace --model ./config.json --tp 2 --batch 2 --seq 512 --json --out small/   (also .json dumps)
+  stagec trace --model deepseek-v2-lite --phase decode --ep 8 --batch 256 --context 4096 --out decode/
+
+--phase prefill|decode writes an inference step instead (docs/inference.md): a prefill
+of --seq prompt tokens per sequence or a decode step of one token per sequence over a
+KV cache of --context positions; no backward, no optimizer, no micro-batches (--batch
+sequences split over dp x fsdp x ep).
 
 Bad input (an unknown model, sizes that do not divide, a batch that is not a whole
 number of micro-batches) is one message and exit status 2; files appear whole or not
@@ -85,6 +90,7 @@ def add_job_arguments(parser: argparse.ArgumentParser, *, model_required: bool =
                         help="sequences per micro-batch on one data-parallel replica (default: %(default)s)")
     parser.add_argument("--seq", type=positive_int, default=DEFAULT_SEQ, metavar="S", help="sequence length (default: %(default)s)")
     add_frontend_arguments(parser)
+    add_phase_arguments(parser)
     strategy = parser.add_argument_group("parallel strategy")
     for axis, what in (("dp", "data parallel"), ("fsdp", "fully sharded data parallel (ZeRO-3)"),
                        ("ep", "expert parallel (MoE)"), ("cp", "context parallel (sequence split)"),
@@ -134,7 +140,7 @@ def add_parser(subcommands) -> argparse.ArgumentParser:
 
 
 def _micro_batches(args: argparse.Namespace) -> int:
-    micro_batches = micro_batches_of(args)
+    micro_batches = micro_batches_for(args)
     if not args.prefix or "/" in args.prefix or args.prefix.startswith("."):
         raise UsageError(f"--prefix '{args.prefix}': a plain file name prefix")
     if args.bucket_mb < 0:
@@ -157,11 +163,10 @@ def run(args: argparse.Namespace) -> None:
     micro_batches = _micro_batches(args)
     cost = _cost_model(args)
     started = time.perf_counter()
-    module = training_step(args, micro_batches)
-    replicas = args.dp * args.fsdp * args.ep
-    bindings = {"B": args.micro_batch * replicas, "S": args.seq, "M": micro_batches}
+    module = step_module(args, micro_batches)
+    bindings = step_bindings(args, micro_batches)
     options = EmitOptions(
-        iterations=args.iterations, optimizer=not args.no_optimizer,
+        iterations=args.iterations, optimizer=not args.no_optimizer and not is_inference(args),
         prefix=args.prefix, workers=args.workers or 0,
     )
     try:
@@ -227,10 +232,16 @@ def _print_summary(args, report, memory, micro_batches: int, elapsed: float) -> 
     axes = [f"{a}={getattr(args, a)}" for a in ("pp", "dp", "fsdp", "ep", "cp", "tp") if getattr(args, a) > 1]
     strategy = " ".join(axes + (["sp"] if args.sp else []) + ([f"zero={args.zero}"] if args.zero else [])) or "one rank"
     total_nodes = sum(len(p) * len(p.ranks) for p in report.programs)
+    if is_inference(args):
+        bindings = step_bindings(args, micro_batches)
+        what = (f"{args.phase} step of {bindings['B']} sequence(s) x {bindings['S']} token(s) = "
+                f"{bindings['B'] * bindings['S']:,} tokens over a KV cache of {bindings['T']} positions, "
+                f"{args.iterations} step(s)")
+    else:
+        what = (f"{micro_batches} micro-batch(es) of {args.micro_batch} x {args.seq} tokens per replica, "
+                f"{args.iterations} iteration(s){'' if not args.no_optimizer else ', no optimizer'}")
     console.print(
-        f"[bold]{args.model}[/bold]: {report.world} ranks, {len(report.programs)} rank class(es), {strategy}; "
-        f"{micro_batches} micro-batch(es) of {args.micro_batch} x {args.seq} tokens per replica, "
-        f"{args.iterations} iteration(s){'' if not args.no_optimizer else ', no optimizer'}"
+        f"[bold]{args.model}[/bold]: {report.world} ranks, {len(report.programs)} rank class(es), {strategy}; {what}"
     )
     table = Table(title="per rank of each class, whole trace", title_justify="left")
     for column in ("ranks", "nodes", "FLOPs", "all-reduce", "all-gather", "reduce-scatter", "all-to-all",

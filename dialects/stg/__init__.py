@@ -62,6 +62,7 @@ from stagec.dialects.stg.model_ops import (
 )
 from stagec.dialects.stg.shape_ops import ConcatOp, FillOp, ReshapeOp, SplitOp, TransposeOp
 from stagec.dialects.stg.state import AssignOp, InputOp, OptimizerStateOp, ParamOp
+from stagec.dialects.stg.inference import KvCacheOp
 from stagec.dialects.stg.structure import (
     MicroBatchOp,
     PhaseKind,
@@ -81,6 +82,7 @@ STG = Dialect(
         ParamOp,
         InputOp,
         OptimizerStateOp,
+        KvCacheOp,
         AssignOp,
         # compute
         EinsumOp,
@@ -184,6 +186,7 @@ __all__ = [
     "OffloadOp",
     "OpaqueOp",
     "OptimizerStateOp",
+    "KvCacheOp",
     "ParamOp",
     "PhaseKind",
     "PhaseKindAttr",

@@ -28,6 +28,7 @@ from xdsl.utils.str_enum import StrEnum
 
 from stagec.dialects.stg.attributes import DistributedTensorType, ExprAttr, TensorType
 from stagec.dialects.stg.compute import ComputeOp, DataMovementOp, check_dims, tensor_type
+from stagec.dialects.stg.cost import local_bytes
 from stagec.dialects.stg.distribution import check_result, require_no_partial, require_unsplit
 from stagec.dialects.stg.sharding import Linearity, ShardingInterface, Signature, letters
 from stagec.dialects.stg.syntax import parse_expr
@@ -152,7 +153,18 @@ class AttentionOp(ComputeOp, ShardingInterface, FusedVjp):
         b, s, n, d = q.local_shape()
         t, e = tensor_type(self.key).local_shape()[1], v.local_shape()[3]
         full = 2 * b * n * s * t * (d + e)
-        return full / 2 if self.causal is not None else full
+        if self.causal is None:
+            return full
+        if tensor_type(self.query).shape[1] == tensor_type(self.key).shape[1]:
+            return full / 2
+        # queries over a longer key sequence (a KV cache, docs/inference.md): the s
+        # queries are its last s positions, so they see the t - s keys before them in
+        # full and the last s x s block causally, half of it as above
+        return 2 * b * n * (d + e) * (s * (t - s) + s * s / 2)
+
+    def bytes_moved(self) -> Expr:
+        # one buffer read once when key and value are the same (MLA's latent cache)
+        return local_bytes(dict.fromkeys(self.operands)) + local_bytes(self.results)
 
     def backward_flops(self) -> Expr:
         # Flash-attention's backward: dV, dP, dQ, dK plus recomputing Q K^T, five

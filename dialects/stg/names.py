@@ -11,6 +11,7 @@ from enum import auto
 from xdsl.utils.str_enum import StrEnum
 
 __all__ = [
+    "DECODE_FUNCTION",
     "EXP_AVG",
     "EXP_AVG_SQ",
     "FORWARD_FUNCTION",
@@ -19,6 +20,8 @@ __all__ = [
     "MOMENTUM",
     "STEP",
     "TRAIN_STEP_FUNCTION",
+    "PREFILL_FUNCTION",
+    "Phase",
     "PhaseKind",
 ]
 
@@ -26,6 +29,18 @@ __all__ = [
 FORWARD_FUNCTION = "forward"
 # func.func @train_step(): forward, backward and optimizer phases (stg-autodiff).
 TRAIN_STEP_FUNCTION = "train_step"
+# func.func @prefill() / @decode() -> next-token logits: inference steps (docs/inference.md).
+PREFILL_FUNCTION = "prefill"
+DECODE_FUNCTION = "decode"
+
+
+class Phase(StrEnum):
+    """What program a model becomes: a training step, or an inference step (a prefill
+    over the prompt, a decode step of one token per sequence over the KV cache)."""
+
+    TRAIN = auto()
+    PREFILL = auto()
+    DECODE = auto()
 
 
 class PhaseKind(StrEnum):

@@ -17,6 +17,7 @@ from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     FloatAttr,
+    FunctionType,
     ModuleOp,
     StringAttr,
     bf16,
@@ -27,7 +28,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from stagec.dialects.stg.names import FORWARD_FUNCTION
+from stagec.dialects.stg.names import DECODE_FUNCTION, FORWARD_FUNCTION, PREFILL_FUNCTION, Phase
 from stagec.dialects.stg.config import set_config
 from stagec.dialects import stg
 from stagec.dialects.stg import ElementwiseKind as EW
@@ -90,9 +91,12 @@ class Builder:
     use (they become the module's `stg.config`) and the op helpers below inside
     `forward_module`'s body."""
 
-    def __init__(self, config: ModelConfig, dtype: str | Attribute = "bf16"):
+    def __init__(self, config: ModelConfig, dtype: str | Attribute = "bf16", phase: Phase | str = Phase.TRAIN):
         self.config = config
         self.dtype = element_type(dtype)
+        # train: the forward program stg-autodiff makes a step of; prefill / decode:
+        # an inference step that writes (and, decoding, reads) the KV cache (docs/inference.md)
+        self.phase = Phase(phase)
         # the loss (and the router's softmax) run in at least f32
         self.wide = f64 if self.dtype == f64 else f32
         self.bindings: dict[str, int] = {}
@@ -172,11 +176,29 @@ class Builder:
     def rms_norm(self, x: SSAValue, prefix: str, eps: float | None = None) -> SSAValue:
         return self.norm(NormKind.RMS, x, prefix, self.config.rms_norm_eps if eps is None else eps)
 
-    def attention(self, q: SSAValue, k: SSAValue, v: SSAValue, heads: Dim, kv_heads: Dim) -> SSAValue:
-        """Causal SDPA over [B, S, heads, d] tensors -> [B, S, heads, v's head dim]."""
+    def attention(self, q: SSAValue, k: SSAValue, v: SSAValue, heads: Dim, kv_heads: Dim,
+                  cache: str | None = None) -> SSAValue:
+        """Causal SDPA over [B, S, heads, d] tensors -> [B, S, heads, v's head dim].
+        In an inference step k and v go to the KV cache `cache`.key / `cache`.value; a
+        decode step attends over the cache (T positions), a prefill over its own S."""
+        if self.phase is not Phase.TRAIN:
+            assert cache is not None, "an inference step's attention names its cache"
+            keys, values = self.kv_cache(f"{cache}.key", k), self.kv_cache(f"{cache}.value", v)
+            if self.phase is Phase.DECODE:
+                k, v = keys, values
         b, s = q.type.shape[:2]
         out = self.t(b, s, heads, v.type.shape[3])
         return named(stg.AttentionOp(q, k, v, out, heads, kv_heads, causal=True).result, "attn")
+
+    def kv_cache(self, name: str, entries: SSAValue) -> SSAValue:
+        """Append entries [B, S, ...] to the cache `name` of T positions: a prefill's
+        prompt at 0, a decode step's new tokens at T - S. Returns the whole cache."""
+        shape = list(entries.type.shape)
+        shape[1] = "T"
+        at = 0 if self.phase is Phase.PREFILL else Expr.sym("T") - Expr.sym("S")
+        cache = self.t(*shape, element=entries.type.element_type)
+        hint = name.rsplit(".", 1)[-1] + "_cache"
+        return named(stg.KvCacheOp(name, entries, cache, at).result, hint)
 
     def embedding(self, table: SSAValue, ids: SSAValue) -> SSAValue:
         out = self.t(*ids.type.shape, table.type.shape[1])
@@ -204,27 +226,41 @@ class Builder:
             stg.YieldOp(layer(block.args[0]))
         return named(stg.RepeatOp(count, [x], [], Region(block)).outputs[0], "h")
 
-    def tokens(self) -> tuple[SSAValue, SSAValue]:
-        """The `input_ids` and (shifted) `labels` inputs, [B, S] i64."""
-        return self.input("input_ids", "B", "S", element=i64), self.input("labels", "B", "S", element=i64)
+    def tokens(self) -> tuple[SSAValue, SSAValue | None]:
+        """The `input_ids` and (shifted) `labels` inputs, [B, S] i64; an inference
+        step has no labels."""
+        ids = self.input("input_ids", "B", "S", element=i64)
+        if self.phase is not Phase.TRAIN:
+            return ids, None
+        return ids, self.input("labels", "B", "S", element=i64)
 
     def rope_angles(self, dim: Dim) -> SSAValue:
         """The `rope.angles` input [S, 1, dim] f32, which rotary takes as is whatever
         the model's dtype: angles of thousands of radians have no bf16 precision to spare."""
         return self.input("rope.angles", "S", 1, dim, element=f32)
 
-    def lm_loss(self, h: SSAValue, head: SSAValue, labels: SSAValue) -> SSAValue:
-        """logits = h @ head^T ([V, H] table), then the mean token cross-entropy."""
+    def lm_loss(self, h: SSAValue, head: SSAValue, labels: SSAValue | None) -> SSAValue:
+        """logits = h @ head^T ([V, H] table), then the mean token cross-entropy. An
+        inference step instead returns the next token's logits: a prefill's [B, 1, V] of
+        its last prompt position only, a decode step's [B, S, V] of its S (= 1) new tokens."""
         b, s, hidden = h.type.shape
+        if self.phase is Phase.PREFILL:
+            _, h = self.split(h, 1, [Expr.sym("S") - 1, 1], ["h_prompt", "h_last"])
+        if self.phase is not Phase.TRAIN:
+            return named(self.einsum("bsh,vh->bsv", [h, head], *h.type.shape[:2], head.type.shape[0]), "logits")
         logits = named(self.einsum("bsh,vh->bsv", [h, head], b, s, head.type.shape[0]), "logits")
         return named(stg.CrossEntropyOp(logits, labels, TensorType([], self.wide)).result, "loss")
 
     def forward_module(self, body: Callable[[], SSAValue]) -> ModuleOp:
         """`func.func @forward() -> loss` around `body`, in a module carrying
         `stg.model` and `stg.config` (the symbols bound while building)."""
-        forward = func.FuncOp(FORWARD_FUNCTION, ((), (TensorType([], self.wide),)))
+        name = {Phase.TRAIN: FORWARD_FUNCTION, Phase.PREFILL: PREFILL_FUNCTION, Phase.DECODE: DECODE_FUNCTION}[self.phase]
+        forward = func.FuncOp(name, ((), (TensorType([], self.wide),)))
         with ImplicitBuilder(forward.body):
-            func.ReturnOp(body())
+            result = body()
+            func.ReturnOp(result)
+        # an inference step returns the next token's logits
+        forward.function_type = FunctionType.from_lists([], [result.type])
         module = ModuleOp([forward])
         module.attributes["stg.model"] = StringAttr(self.config.name)
         set_config(module, self.bindings)

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 from xdsl.dialects.builtin import ModuleOp
 
 from stagec.frontends.templates.blocks import element_type
-from stagec.frontends.templates.config import ModelConfig, load_config
+from stagec.dialects.stg.names import Phase
+from stagec.frontends.templates.config import ConfigError, ModelConfig, load_config
 from stagec.frontends.templates.gpt import build_gpt
 from stagec.frontends.templates.llama import build_llama
 from stagec.frontends.templates.mamba import build_mamba
@@ -19,9 +20,11 @@ from stagec.frontends.templates.moe import build_deepseek_moe, build_mixtral
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["TEMPLATES", "build_model", "example_inputs", "rope_angles"]
+__all__ = ["PHASES", "TEMPLATES", "build_model", "example_inputs", "rope_angles"]
 
-TEMPLATES: dict[str, Callable[[ModelConfig, str], ModuleOp]] = {
+PHASES = tuple(p.value for p in Phase)  # train, prefill, decode
+
+TEMPLATES: dict[str, Callable[..., ModuleOp]] = {
     "gpt": build_gpt,
     "llama": build_llama,
     "mixtral": build_mixtral,
@@ -31,13 +34,19 @@ TEMPLATES: dict[str, Callable[[ModelConfig, str], ModuleOp]] = {
 }
 
 
-def build_model(config: ModelConfig | str | Mapping[str, Any], dtype: str = "bf16") -> ModuleOp:
+def build_model(config: ModelConfig | str | Mapping[str, Any], dtype: str = "bf16", phase: str = "train") -> ModuleOp:
     """The forward program of `config` (a ModelConfig, a named config, a config.json
-    path or a dict) with parameters in `dtype` (bf16, f16, f32, f64)."""
+    path or a dict) with parameters in `dtype` (bf16, f16, f32, f64). `phase` "prefill"
+    or "decode" builds that inference step instead (@prefill / @decode returning the
+    next token's logits, with a KV cache per layer; docs/inference.md)."""
     if not isinstance(config, ModelConfig):
         config = load_config(config)
     element_type(dtype)
-    return TEMPLATES[config.family](config, dtype)
+    if phase not in PHASES:
+        raise ConfigError(f"unknown phase '{phase}'; use one of {', '.join(PHASES)}")
+    if phase == "train":
+        return TEMPLATES[config.family](config, dtype)
+    return TEMPLATES[config.family](config, dtype, phase)
 
 
 def rope_angles(seq_len: int, head_dim: int, theta: float = 10000.0, dtype: torch.dtype | None = None) -> torch.Tensor:

@@ -35,15 +35,15 @@ def gpt_layer(b: Builder, x: SSAValue) -> SSAValue:
     qkv = b.einsum("bsh,knh->bskn", [a, w], "B", "S", "3", "N*D")
     qkv = named(b.ew(EW.ADD, qkv, b.param(f"{p}.attn.c_attn.bias", "3", "N*D")), "qkv")
     q, k, v = (b.reshape(t, "B", "S", "N", "D") for t in b.split(qkv, 2, ["1"] * 3, ["q", "k", "v"]))
-    o = b.reshape(b.attention(q, k, v, "N", "N"), "B", "S", "N*D")
+    o = b.reshape(b.attention(q, k, v, "N", "N", cache=f"{p}.attn"), "B", "S", "N*D")
     h = b.ew(EW.ADD, x, b.linear(o, f"{p}.attn.c_proj.weight", "H", "N*D", bias=f"{p}.attn.c_proj.bias", hint="attn_out"))
     m = b.norm(NormKind.LAYER, h, f"{p}.ln_2", eps, bias=True)
     m = b.ew(EW.GELU, b.linear(m, f"{p}.mlp.c_fc.weight", "F", "H", bias=f"{p}.mlp.c_fc.bias", hint="fc"))
     return b.ew(EW.ADD, h, b.linear(m, f"{p}.mlp.c_proj.weight", "H", "F", bias=f"{p}.mlp.c_proj.bias", hint="mlp_out"))
 
 
-def build_gpt(config: ModelConfig, dtype: str = "bf16") -> ModuleOp:
-    b = Builder(config, dtype)
+def build_gpt(config: ModelConfig, dtype: str = "bf16", phase: str = "train") -> ModuleOp:
+    b = Builder(config, dtype, phase)
     c = config
     b.bind(H=c.hidden_size, N=c.num_attention_heads, D=c.head_dim, F=c.intermediate_size,
            V=c.vocab_size, P=c.max_position_embeddings, L=c.num_hidden_layers)

@@ -32,7 +32,7 @@ def gqa_attention(b: Builder, x: SSAValue, prefix: str, angles: SSAValue) -> SSA
     k = b.reshape(b.linear(x, f"{prefix}.k_proj.weight", "KV*D", "H"), "B", "S", "KV", "D")
     v = b.reshape(b.linear(x, f"{prefix}.v_proj.weight", "KV*D", "H"), "B", "S", "KV", "D")
     q, k = named(b.rotary(q, angles), "q_rot"), named(b.rotary(k, angles), "k_rot")
-    o = b.attention(q, k, v, "N", "KV")
+    o = b.attention(q, k, v, "N", "KV", cache=prefix)
     return b.linear(b.reshape(o, "B", "S", "N*D"), f"{prefix}.o_proj.weight", "H", "N*D")
 
 
@@ -82,8 +82,8 @@ def build_decoder(b: Builder, attention: Callable[[Builder, SSAValue, str, SSAVa
     return b.forward_module(forward)
 
 
-def build_llama(config: ModelConfig, dtype: str = "bf16") -> ModuleOp:
-    b = Builder(config, dtype)
+def build_llama(config: ModelConfig, dtype: str = "bf16", phase: str = "train") -> ModuleOp:
+    b = Builder(config, dtype, phase)
     bind_gqa(b)
     b.bind(F=config.intermediate_size, L=config.num_hidden_layers)
     return build_decoder(b, gqa_attention, [LayerStack("L", "model.layers", dense_ffn)], "D")

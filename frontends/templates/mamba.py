@@ -30,7 +30,7 @@ from xdsl.ir import SSAValue
 from stagec.dialects import stg
 from stagec.dialects.stg import ElementwiseKind as EW
 from stagec.frontends.templates.blocks import Builder, named
-from stagec.frontends.templates.config import ModelConfig
+from stagec.frontends.templates.config import ConfigError, ModelConfig
 
 __all__ = ["build_mamba"]
 
@@ -54,7 +54,11 @@ def mamba_mixer(b: Builder, x: SSAValue, p: str) -> SSAValue:
     return b.linear(y, f"{p}.out_proj.weight", "H", "DI")
 
 
-def build_mamba(config: ModelConfig, dtype: str = "bf16") -> ModuleOp:
+def build_mamba(config: ModelConfig, dtype: str = "bf16", phase: str = "train") -> ModuleOp:
+    if phase != "train":
+        # a Mamba step carries its SSM and conv states, not a KV cache: not modelled yet
+        raise ConfigError(f"{config.name}: {phase} steps of Mamba (state-space) models are not modelled; "
+                          "inference phases cover the attention templates (gpt, llama, mixtral, deepseek)")
     b = Builder(config, dtype)
     c = config
     b.bind(H=c.hidden_size, DI=c.intermediate_size, DS=c.state_size, R=c.time_step_rank,

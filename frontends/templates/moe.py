@@ -92,8 +92,8 @@ def moe_stacks(b: Builder) -> list[LayerStack]:
     return [LayerStack("L", "model.layers", dense_ffn), LayerStack("L2", "model.moe_layers", deepseek_ffn)]
 
 
-def build_mixtral(config: ModelConfig, dtype: str = "bf16") -> ModuleOp:
-    b = Builder(config, dtype)
+def build_mixtral(config: ModelConfig, dtype: str = "bf16", phase: str = "train") -> ModuleOp:
+    b = Builder(config, dtype, phase)
     bind_gqa(b)
     # Mixtral's experts are full-size FFNs: FE is its intermediate_size
     bind_experts(b, config.intermediate_size)
@@ -101,7 +101,7 @@ def build_mixtral(config: ModelConfig, dtype: str = "bf16") -> ModuleOp:
     return build_decoder(b, gqa_attention, [LayerStack("L", "model.layers", mixtral_ffn)], "D")
 
 
-def build_deepseek_moe(config: ModelConfig, dtype: str = "bf16") -> ModuleOp:
-    b = Builder(config, dtype)
+def build_deepseek_moe(config: ModelConfig, dtype: str = "bf16", phase: str = "train") -> ModuleOp:
+    b = Builder(config, dtype, phase)
     bind_gqa(b)
     return build_decoder(b, gqa_attention, moe_stacks(b), "D")

@@ -31,11 +31,15 @@ from stagec.dialects.stg.comm import CommOp
 from stagec.dialects.stg.memory import OffloadOp, ReleaseOp, ReloadOp, WaitOp
 from stagec.dialects.stg.schedule import GroupOp
 from stagec.dialects.stg.shape_ops import ReshapeOp
+from stagec.dialects.stg.inference import KvCacheOp
 from stagec.dialects.stg.state import AssignOp, OptimizerStateOp, ParamOp
 from stagec.dialects.stg.structure import LoopOp, PhaseOp, YieldOp
 from stagec.dialects.symbolic import Expr, SymbolicError, UnboundSymbolError
 
 KINDS = ("weights", "gradients", "optimizer_states", "activations", "communication")
+# The persistent kind of an inference step's key/value cache (docs/inference.md): a
+# column of the memory report only for programs that hold one (memory.analyze_memory).
+KV_CACHE = "kv_cache"
 _KIND = {k: i for i, k in enumerate(KINDS)}
 _ACT, _COMM = _KIND["activations"], _KIND["communication"]
 _NEVER = 1 << 62
@@ -286,7 +290,8 @@ class Liveness:
             if arg not in self.persistent and self.s.ev.device_bytes(arg.type):
                 yield arg
         for op in self.s.leaves:
-            if isinstance(op, (ParamOp, OptimizerStateOp)) or _is_alias_op(op):
+            # a kv cache's result is the cache itself: persistent state (memory.py)
+            if isinstance(op, (ParamOp, OptimizerStateOp, KvCacheOp)) or _is_alias_op(op):
                 continue
             if isinstance(op, ReloadOp):
                 source = self._offload_of(op.operands[0])
@@ -515,4 +520,4 @@ class Liveness:
         return build(self.s.root)
 
 
-__all__ = ["KINDS", "AccountingError", "Evaluator", "Frame", "Liveness", "Schedule", "Scope", "state_kind"]
+__all__ = ["KINDS", "KV_CACHE", "AccountingError", "Evaluator", "Frame", "Liveness", "Schedule", "Scope", "state_kind"]

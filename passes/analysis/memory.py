@@ -19,6 +19,9 @@ The memory model, by kind (KINDS):
   read inside `stg.repeat L` names L tensors; a micro-batch loop reads the same one).
   A value written to a state by `stg.assign` *is* that state's storage (updates are
   in place), and so is every value it aliases.
+- **The key/value cache** of an inference step (`stg.kv_cache`, docs/inference.md) is
+  persistent too, kind `kv_cache`, each cache name once times its repeat multiplicity;
+  the kind is a column of the report only for programs that hold a cache.
 - **Transient tensors** (`activations`; results of communication ops are
   `communication`) are SSA values, live from the op defining them to their last use,
   both ends included; a value never used lives at its defining op only. Aliases
@@ -59,9 +62,10 @@ from xdsl.dialects import func
 from xdsl.ir import Operation
 
 from stagec.dialects.stg.names import PhaseKind
+from stagec.dialects.stg.inference import KvCacheOp
 from stagec.dialects.stg.state import AssignOp, OptimizerStateOp, ParamOp
 from stagec.dialects.stg.structure import RepeatOp
-from stagec.passes.analysis.liveness import KINDS, AccountingError, Evaluator, Liveness, Schedule, state_kind
+from stagec.passes.analysis.liveness import KINDS, KV_CACHE, AccountingError, Evaluator, Liveness, Schedule, state_kind
 
 
 # -- persistent states ----------------------------------------------------------------
@@ -103,10 +107,13 @@ def persistent_states(function: func.FuncOp, ev: Evaluator) -> list[PersistentSt
             key, ty = (op.tensor_name.data, op.param.data), op.result.type
         elif isinstance(op, AssignOp):
             key, ty = op.key, op.value.type
+        elif isinstance(op, KvCacheOp):
+            key, ty = (op.cache_name.data, KV_CACHE), op.result.type
         else:
             continue
         mult = repeat_multiplicity(op, ev)
-        state = PersistentState(key[0], key[1], state_kind(*key), mult, mult * ev.device_bytes(ty))
+        kind = KV_CACHE if isinstance(op, KvCacheOp) else state_kind(*key)
+        state = PersistentState(key[0], key[1], kind, mult, mult * ev.device_bytes(ty))
         if key not in found or found[key].bytes < state.bytes:
             found[key] = state
     return list(found.values())
@@ -201,18 +208,24 @@ def analyze_memory(function: func.FuncOp, ev: Evaluator) -> MemoryReport:
     """Peak memory, its breakdown by kind, and the timeline of one rank's step."""
     schedule = Schedule(function, ev)
     states = persistent_states(function, ev)
-    persistent = {k: 0 for k in KINDS}
+    # an inference step's key/value cache is a kind of its own, after the others
+    kinds = KINDS + (KV_CACHE,) if any(st.kind == KV_CACHE for st in states) else KINDS
+    persistent = {k: 0 for k in kinds}
     for st in states:
         persistent[st.kind] += st.bytes
     liveness = Liveness(schedule)
     liveness.add_buffers()
     liveness.add_offloaded_states()
-    live = liveness.profile() + np.asarray([persistent[k] for k in KINDS], dtype=np.int64)
+    live = liveness.profile()
+    if len(kinds) > len(KINDS):
+        live = np.hstack([live, np.zeros((len(live), 1), dtype=np.int64)])
+    live = live + np.asarray([persistent[k] for k in kinds], dtype=np.int64)
     timeline = MemoryTimeline(
         live,
         schedule.leaf_codes(),
         tuple(op.name for op in schedule.leaves),
         tuple(schedule.leaf_phase),
+        kinds,
     )
     if not len(timeline):
         return MemoryReport(

@@ -35,6 +35,7 @@ from stagec.dialects.stg.structure import YieldOp
 from stagec.runtime.interpreter import (  # noqa: F401  (each registers its ops)
     collectives,
     compute,
+    inference,
     memory,
     model_ops,
     shape_ops,

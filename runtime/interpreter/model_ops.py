@@ -59,6 +59,9 @@ def attention(op: AttentionOp, rank: Rank, q: torch.Tensor, k: torch.Tensor, v: 
         # query i (global position) sees keys 0..i; a rank holding a block of the
         # query sequence offsets its positions by the block's start
         start = rank.block_start(op.query.type.splits[1], s)
+        # queries over a longer key/value cache are its last positions (docs/inference.md)
+        sizes = rank.sizes
+        start += sizes.global_shape(op.key.type)[1] - sizes.global_shape(op.query.type)[1]
         positions = torch.arange(start, start + s).unsqueeze(1)
         scores = scores.masked_fill(torch.arange(t).unsqueeze(0) > positions, float("-inf"))
     probs = torch.softmax(scores, dim=-1)

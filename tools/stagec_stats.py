@@ -80,6 +80,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of tables")
     parser.add_argument("--timeline-png", metavar="FILE", help="plot the memory timeline (stacked by kind, phases shaded)")
     parser.add_argument("--timeline-json", metavar="FILE", help="write the memory timeline: one entry per op executed")
+    parser.add_argument(
+        "--hardware", default="h100-sxm", metavar="NAME|FILE",
+        help="the GPU whose runtime memory (CUDA context, library workspaces, NCCL channels) the reserved peak "
+             "adds (docs/memory.md; default: %(default)s)",
+    )
     add_frontend_arguments(parser)
     add_phase_arguments(parser)
     strategy = parser.add_argument_group("parallel strategy (stg-shard)")
@@ -233,15 +238,31 @@ def run(args: argparse.Namespace) -> None:
         "recompute": args.recompute,
     }
     title = result.model or args.model
+    reserved = _reserved(result, args.hardware)
     _write_timelines(result, args, title)
     if args.json:
         doc = result.to_json()
         doc["model"] = title
         doc["setup"] = setup
+        doc["hardware"] = args.hardware
+        for entry, peak in zip(doc["rank_classes"], reserved):
+            entry["reserved_memory"] = peak.to_json()
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        _print_tables(result, title, setup)
+        _print_tables(result, title, setup, reserved)
+
+
+def _reserved(result, hardware: str) -> list:
+    """Each rank class's reserved peak (passes/analysis/reserved.py) on `hardware`."""
+    from stagec.passes.analysis.reserved import reserved_memory
+    from stagec.runtime.cost.hardware_description import HardwareError, load_hardware
+
+    try:
+        described = load_hardware(hardware)
+    except HardwareError as error:
+        raise UsageError(f"--hardware: {error}") from None
+    return [reserved_memory(rc.memory, described) for rc in result.rank_classes]
 
 
 def _timeline_path(path: str, index: int, count: int) -> str:
@@ -342,7 +363,21 @@ def _share(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f}%" if whole else ""
 
 
-def _print_tables(result, title: str, setup: dict) -> None:
+def _reserved_rows(table, peak) -> None:
+    """The reserved peak's parts under the live peak (passes/analysis/reserved.py)."""
+    table.add_section()
+    for label, value in (
+        ("reserved: live peak", peak.live_peak_bytes),
+        ("reserved: allocator slack", peak.allocator_slack_bytes),
+        ("reserved: library workspaces", peak.library_workspace_bytes),
+        ("reserved: CUDA context", peak.cuda_context_bytes),
+        (f"reserved: NCCL buffers ({len(peak.communicators)} comm.)", peak.nccl_bytes),
+    ):
+        table.add_row(label, human_bytes(value), _share(value, peak.peak_bytes))
+    table.add_row("[bold]reserved peak memory[/bold]", f"[bold]{human_bytes(peak.peak_bytes)}[/bold]", "")
+
+
+def _print_tables(result, title: str, setup: dict, reserved: Sequence = ()) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -354,7 +389,7 @@ def _print_tables(result, title: str, setup: dict) -> None:
         f"sequence(s) of {setup['seq']} tokens per replica; {setup['dtype']}, {setup['optimizer']}{recompute}; "
         f"strategy: {setup['strategy']}"
     )
-    for rc in result.rank_classes:
+    for i, rc in enumerate(result.rank_classes):
         table = Table(title=f"rank class: ranks {_ranks(rc.ranks)} ({len(rc.ranks)} rank{'s' if len(rc.ranks) > 1 else ''})",
                       title_justify="left")
         table.add_column("per rank, per iteration")
@@ -374,6 +409,8 @@ def _print_tables(result, title: str, setup: dict) -> None:
         for kind, value in mem.breakdown.items():
             table.add_row(f"at peak: {kind.replace('_', ' ')}", human_bytes(value), _share(value, mem.peak_bytes))
         table.add_row("[bold]peak memory[/bold]", f"[bold]{human_bytes(mem.peak_bytes)}[/bold]", "")
+        if i < len(reserved):
+            _reserved_rows(table, reserved[i])
         comm = rc.comm.as_dict()
         if comm:
             table.add_section()

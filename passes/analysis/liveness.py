@@ -228,6 +228,11 @@ class Liveness:
             if isinstance(op, AssignOp):
                 self.persistent |= self.owners_of(op.value)
         self.diffs: dict[Scope, np.ndarray] = {}
+        # each buffer instance as (first, last, bytes) relative to an iteration of
+        # its home scope: the allocation order a caching-allocator replay needs
+        self.spans: dict[Scope, list[tuple[int, int, int]]] = {}
+        # an offloaded persistent state's time off the device, the same way
+        self.state_gaps: dict[Scope, list[tuple[int, int, int]]] = {}
 
     # which buffers a value may be ----------------------------------------------------
     def owners_of(self, value: SSAValue, seen: set | None = None) -> set[SSAValue]:
@@ -454,6 +459,7 @@ class Liveness:
                 scope = scope.parent
             loops.reverse()
             diff = self._diff(home)
+            spans = self.spans.setdefault(home, [])
             for iterations in itertools.product(*(range(sc.count) for sc in loops)):
                 base, frames = 0, ()
                 for sc, i in zip(loops, iterations):
@@ -462,6 +468,7 @@ class Liveness:
                 first, last = self.lifetime(owner, s.scope_of_value(owner), base, frames)
                 diff[first, kind] += size
                 diff[last + 1, kind] -= size
+                spans.append((first, last, size))
 
     def add_offloaded_states(self) -> None:
         """An offloaded persistent state leaves the device after the copy and comes
@@ -490,6 +497,7 @@ class Liveness:
                 diff = self._diff(scope)
                 diff[stop + 1, kind] -= size
                 diff[reload_at, kind] += size
+                self.state_gaps.setdefault(scope, []).append((stop + 1, reload_at - 1, size))
 
     def _state_kind(self, value: SSAValue) -> str:
         op = value.owner
@@ -501,6 +509,28 @@ class Liveness:
             if isinstance(use.operation, AssignOp):
                 return state_kind(*use.operation.key)
         return "optimizer_states"
+
+    def step_spans(self, gaps: bool = False) -> np.ndarray:
+        """Every buffer instance of the step as rows (first, last, bytes) in absolute
+        positions, in the order the walk met them (an op's results in result order);
+        with `gaps`, the offloaded states' times off the device instead. A loop body's
+        rows are tiled over its iterations, as `profile` tiles its bytes."""
+        table = self.state_gaps if gaps else self.spans
+
+        def build(scope: Scope) -> np.ndarray:
+            own = np.asarray(table.get(scope, ()), dtype=np.int64).reshape(-1, 3)
+            parts = [own]
+            for offset, child in scope.children:
+                rows = build(child)
+                if not len(rows) or not child.length:
+                    continue
+                shifts = offset + np.arange(child.count, dtype=np.int64) * child.length
+                tiled = np.tile(rows, (child.count, 1))
+                tiled[:, :2] += np.repeat(shifts, len(rows))[:, None]
+                parts.append(tiled)
+            return np.concatenate(parts) if len(parts) > 1 else own
+
+        return build(self.s.root)
 
     def profile(self) -> np.ndarray:
         """Live transient bytes by kind at every position of the step."""

@@ -54,7 +54,7 @@ reads its input at its position (the input is not kept alive until the wait).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -65,6 +65,7 @@ from stagec.dialects.stg.names import PhaseKind
 from stagec.dialects.stg.inference import KvCacheOp
 from stagec.dialects.stg.state import AssignOp, OptimizerStateOp, ParamOp
 from stagec.dialects.stg.structure import RepeatOp
+from stagec.passes.analysis.communicators import Communicator, communicators_of
 from stagec.passes.analysis.liveness import KINDS, KV_CACHE, AccountingError, Evaluator, Liveness, Schedule, state_kind
 
 
@@ -179,6 +180,21 @@ class MemoryTimeline:
 
 
 @dataclass(frozen=True, eq=False)
+class StepAllocations:
+    """The step's device allocations in the order a run makes them, what a
+    caching-allocator replay (reserved.py) needs beyond the live bytes:
+    `persistent` the byte size of each persistent tensor (a state of a layer stack is
+    one tensor per layer), allocated before the step and kept; `spans` each transient
+    buffer instance as a row (first, last, bytes) of absolute positions, in the order
+    the walk made them; `gaps` the same rows for an offloaded state's time off the
+    device (liveness.Liveness.step_spans)."""
+
+    persistent: tuple[int, ...] = ()
+    spans: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int64))
+    gaps: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int64))
+
+
+@dataclass(frozen=True, eq=False)
 class MemoryReport:
     """Peak device memory of one rank over one step, and where it occurs."""
 
@@ -191,6 +207,8 @@ class MemoryReport:
     peak_phase: str | None
     peak_loops: tuple[tuple[str, int, int], ...]  # (loop [reverse], iteration, count), outermost first
     timeline: MemoryTimeline
+    allocations: StepAllocations = field(default_factory=StepAllocations)
+    communicators: tuple[Communicator, ...] = ()  # the NCCL communicators the rank uses
 
     @property
     def peak_location(self) -> str:
@@ -227,9 +245,13 @@ def analyze_memory(function: func.FuncOp, ev: Evaluator) -> MemoryReport:
         tuple(schedule.leaf_phase),
         kinds,
     )
+    tensors = tuple(size for st in states for size in [st.bytes // st.multiplicity] * st.multiplicity if size)
+    allocations = StepAllocations(tensors, liveness.step_spans(), liveness.step_spans(gaps=True))
+    comms = communicators_of(function, ev)
     if not len(timeline):
         return MemoryReport(
-            sum(persistent.values()), dict(persistent), dict(persistent), tuple(states), None, None, None, (), timeline
+            sum(persistent.values()), dict(persistent), dict(persistent), tuple(states), None, None, None, (), timeline,
+            allocations, comms,
         )
     peak = int(np.argmax(timeline.totals()))
     entry = timeline[peak]
@@ -243,6 +265,8 @@ def analyze_memory(function: func.FuncOp, ev: Evaluator) -> MemoryReport:
         entry.phase,
         tuple(schedule.locate(peak)),
         timeline,
+        allocations,
+        comms,
     )
 
 
@@ -296,6 +320,7 @@ __all__ = [
     "MemoryReport",
     "MemoryTimeline",
     "PersistentState",
+    "StepAllocations",
     "Schedule",
     "TimelineEntry",
     "analyze_memory",

@@ -33,6 +33,7 @@ _TOP_KEYS = {
     "inter_node": True,
     "host_link": True,
     "efficiency": True,
+    "runtime_memory": False,
     "notes": False,
 }
 _LINK_KEYS = ("name", "bandwidth_bytes_per_s", "latency_us", "efficiency")
@@ -72,6 +73,27 @@ class Efficiency:
 
 
 @dataclass(frozen=True)
+class RuntimeMemory:
+    """Device memory a training process holds that no trace shows (docs/memory.md,
+    each number's source in the file's notes): the CUDA context with its loaded
+    kernels and library handles; the cuBLAS and cuBLASLt workspaces PyTorch allocates
+    through its caching allocator, one each per stream; and what NCCL needs per
+    channel and connection - `nccl_ring_channels` channels per collective
+    communicator and `nccl_p2p_channels_per_peer` per point-to-point peer, each
+    holding `nccl_connection_bytes` of buffers."""
+
+    cuda_context_bytes: int = 1_000_000_000
+    cublas_workspace_bytes: int = 4096 * 8 * 1024
+    cublaslt_workspace_bytes: int = 1024 * 1024
+    nccl_ring_channels: int = 24
+    nccl_p2p_channels_per_peer: int = 32
+    nccl_connection_bytes: int = 10 * 1024 * 1024
+
+
+_RUNTIME_MEMORY_KEYS = tuple(RuntimeMemory.__dataclass_fields__)
+
+
+@dataclass(frozen=True)
 class Hardware:
     """One accelerator as the cost model sees it (module doc)."""
 
@@ -88,6 +110,7 @@ class Hardware:
     efficiency: Efficiency
     notes: Mapping[str, str]
     source: str  # the file it was read from
+    runtime_memory: RuntimeMemory = RuntimeMemory()
 
     def link_for_group(self, group_size: int, *, within_node: bool | None = None) -> Link:
         """The link a collective over `group_size` ranks runs on: NVLink when the group
@@ -146,6 +169,10 @@ def parse_hardware(data: object, source: str = "<hardware>") -> Hardware:
     description = top.get("description", "")
     if not isinstance(description, str):
         check.fail("description", "must be a string", description)
+    runtime = RuntimeMemory()
+    if "runtime_memory" in top:
+        given = check.object(top["runtime_memory"], "runtime_memory", dict.fromkeys(_RUNTIME_MEMORY_KEYS, False))
+        runtime = RuntimeMemory(**{k: check.count(v, f"runtime_memory.{k}") for k, v in given.items()})
     return Hardware(
         name=check.string(top["name"], "name"),
         description=description,
@@ -160,6 +187,7 @@ def parse_hardware(data: object, source: str = "<hardware>") -> Hardware:
         efficiency=Efficiency(*(check.fraction(eff[k], f"efficiency.{k}") for k in EFFICIENCY_KINDS)),
         notes=MappingProxyType(dict(notes)),
         source=source,
+        runtime_memory=runtime,
     )
 
 

@@ -41,24 +41,92 @@ def _series(actor, times, totals: np.ndarray, iterations: int) -> list[tuple[int
     return list(zip(at[keep].tolist(), used[keep].tolist()))
 
 
-def memory_of(module, bindings: Mapping[str, int], actors: Sequence, times: Sequence, iterations: int) -> list[MemoryUsage | None]:
-    """Peak and series per actor; None for an actor the analysis cannot account."""
-    from stagec.passes.analysis.accounting import account
+def class_timelines(module, bindings: Mapping[str, int]) -> list[tuple[tuple[int, ...], int, np.ndarray]]:
+    """(ranks, peak bytes, bytes in use per schedule position) of each rank class, as
+    passes/analysis/accounting.py `account` finds them (its memory part only)."""
+    from stagec.passes.analysis.accounting import find_function, mesh_ops, module_bindings, world_ranks
+    from stagec.passes.analysis.calls import inline_calls, ranks_at, stage_programs
+    from stagec.passes.analysis.liveness import Evaluator
+    from stagec.passes.analysis.memory import analyze_memory
 
+    ev = Evaluator(module_bindings(module, bindings))
+    stages = stage_programs(module)
+    if stages:
+        mesh = next(iter(mesh_ops(module)), None)
+        programs = [(p.function, ranks_at(mesh, p.coordinates, ev)) for p in stages]
+    else:
+        programs = [(find_function(module), world_ranks(module, ev))]
+    out = []
+    for fn, ranks in programs:
+        report = analyze_memory(inline_calls(fn), ev)
+        out.append((tuple(ranks), report.peak_bytes, report.timeline.totals()))
+    return out
+
+
+def safe_class_timelines(module, bindings):
+    """class_timelines, or None where the analysis cannot account the module (the
+    report then says n/a; the simulation does not depend on it)."""
     try:
-        result = account(module, bindings)
-    except Exception:  # noqa: BLE001 - AccountingError and sizes it cannot evaluate: no memory report
+        return class_timelines(module, bindings)
+    except Exception:  # noqa: BLE001 - AccountingError and sizes it cannot evaluate
+        return None
+
+
+_FORKED: tuple | None = None
+
+
+def _forked_timelines():
+    return safe_class_timelines(*_FORKED)
+
+
+class MemoryAnalysis:
+    """The memory analysis of a module, started in a forked process where the platform
+    forks (it takes about as long as emitting and simulating a large job, so the two
+    run side by side on two cores), else run when asked for."""
+
+    def __init__(self, module, bindings: Mapping[str, int], *, background: bool = True):
+        global _FORKED
+        self.module, self.bindings = module, dict(bindings)
+        self.pool = self.pending = None
+        if background:
+            import multiprocessing
+
+            try:
+                context = multiprocessing.get_context("fork")
+            except ValueError:
+                return
+            _FORKED = (module, self.bindings)
+            self.pool = context.Pool(1)
+            self.pending = self.pool.apply_async(_forked_timelines)
+            _FORKED = None
+
+    def result(self):
+        if self.pending is None:
+            return safe_class_timelines(self.module, self.bindings)
+        try:
+            return self.pending.get()
+        finally:
+            self.pool.close()
+            self.pool.join()
+
+    def abandon(self) -> None:
+        if self.pool is not None:
+            self.pool.terminate()
+            self.pool.join()
+
+
+def memory_of(classes, actors: Sequence, times: Sequence, iterations: int) -> list[MemoryUsage | None]:
+    """Peak and series per actor, from class_timelines' result; None for an actor the
+    analysis could not account."""
+    if classes is None:
         return [None] * len(actors)
-    class_of = {}
-    for rc in result.rank_classes:
-        for r in rc.ranks:
-            class_of[r] = rc
+    class_of = {r: (peak, totals) for ranks, peak, totals in classes for r in ranks}
     out: list[MemoryUsage | None] = []
     for actor, t in zip(actors, times):
-        rc = class_of.get(actor.rank)
-        if rc is None:
+        found = class_of.get(actor.rank)
+        if found is None:
             out.append(None)
             continue
-        totals = rc.memory.timeline.totals()
-        out.append(MemoryUsage(rc.memory.peak_bytes, _series(actor, t, totals, iterations)))
+        peak, totals = found
+        out.append(MemoryUsage(peak, _series(actor, t, totals, iterations)))
     return out

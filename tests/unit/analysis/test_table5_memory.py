@@ -17,7 +17,10 @@ heads, so tp = 16 holds each one on 2 ranks (stg-shard's tp_kv = 8 x tp_q = 2).
 Table V's measured peak includes what no trace has: PyTorch's CUDA context (about
 1 GB, the paper's footnote) and the caching allocator's slack. stagec's peak is the
 live tensors' bytes (STAGE's own definition, §V-B), so it should come in somewhat
-below the measured value, as STAGE's synthesized column does.
+below the measured value, as STAGE's synthesized column does. The reserved peak
+(passes/analysis/reserved.py, h100-sxm) adds them: a replay of the step through the
+caching-allocator model, the CUDA context, cuBLAS workspaces and NCCL's buffers, with
+the same parameters for every row (docs/memory.md).
 
 How far ours is from measured (GB = 1e9 bytes):
 
@@ -33,6 +36,25 @@ dominate and the recomputed sequence-parallel activations of one sequence are sm
 (0.2 GB); the 2.7 GB still missing after the CUDA context is what the allocator
 reserved beyond the live bytes, which a lifetime model does not see.
 
+The reserved peak (GB; parts: allocator slack + 0.035 workspaces + 1.0 context + NCCL):
+
+| run               | measured | live  | slack | NCCL  | reserved | vs measured |
+|-------------------|----------|-------|-------|-------|----------|-------------|
+| GPT-3 5B FSDP=8   | 18.1     | 18.25 | 2.07  | 0.252 | 21.61    | +19.4%      |
+| GPT-3 5B TP=8     | 15.4     | 11.71 | 0.41  | 0.252 | 13.40    | -13.0%      |
+| GPT-3 5B PP=8     | 17.5     | 16.43 | 1.04  | 0.587 | 19.09    | +9.1%       |
+| Llama-3 70B TP=16 | 94.3     | 95.29 | 0.42  | 0.503 | 97.25    | +3.1%       |
+
+Only Llama-3 70B lands within 5%; the model is not tuned to the others, whose gaps
+come from the live bytes, not the overheads: FSDP=8's live peak alone is above
+measured (the program keeps more gathered weights and activations than NeMo's run),
+and the replay adds 1.9 GB of fragmentation from its 128-512 MiB gathered buffers;
+PP=8 (stage 0, the largest) is +9.1% for the same reason, its live peak 1.07 GB under
+measured before 1.6 GB of context and NCCL buffers and 1.0 GB of slack; TP=8's live
+peak is 3.7 GB under measured and its many same-sized 2-16 MiB buffers pack with
+little slack (0.4 GB), so 2.0 GB stays unexplained by anything the trace or the
+runtime model holds.
+
 Llama-3 70B: 4.49 B parameters per rank hold 80.9 GB of persistent states, so the
 measured 94.3 GB leaves 13.4 GB for activations - one sequence's saved activations
 of all 80 layers (14.2 GB here). With full recompute the peak would be 82.37 GB,
@@ -47,7 +69,9 @@ import pytest
 from stagec.dialects import make_context
 from stagec.frontends.templates import build_model, load_config
 from stagec.passes.analysis.accounting import account
+from stagec.passes.analysis.reserved import replay, reserved_memory
 from stagec.passes.stg_autodiff import StgAutodiff
+from stagec.runtime.cost.hardware_description import load_hardware
 from stagec.tools.pipeline_spec import build_pipeline
 
 GB = 1e9
@@ -145,3 +169,75 @@ def test_llama3_70b_tp16_with_full_recompute_is_far_below_measured():
     peak = llama70b_tp16(recompute=True).memory.peak_bytes / GB
     assert peak == pytest.approx(82.37, abs=0.005)
     assert (94.3 - peak) / 94.3 > 0.12
+
+
+# -- the reserved peak (passes/analysis/reserved.py) ----------------------------------------
+
+H100 = load_hardware("h100-sxm")
+MIB = 1 << 20
+# what every row adds beyond the allocator: 1 GB CUDA context (stage.md §V-B) and
+# cuBLAS 32 MiB + cuBLASLt 1 MiB workspaces (through the allocator)
+CONTEXT, WORKSPACES = 1_000_000_000, 33 * MIB
+RING = 24 * 10 * MIB  # one collective communicator: 24 channels x 10 MiB
+P2P_PEER = 32 * 10 * MIB  # one point-to-point peer: 32 channels x 10 MiB
+
+RESERVED = {
+    # name: (reserved GB, allocator slack GB, NCCL bytes, measured GB)
+    # FSDP=8 and TP=8: the fsdp (tp) communicator of 8
+    "fsdp=8": (21.61, 2.07, RING, 18.1),
+    "tp=8": (13.40, 0.41, RING, 15.4),
+    # PP=8 stage 0: the tied embedding's all-reduce with stage 7, and sends and
+    # receives to stage 1 only (one peer)
+    "pp=8": (19.09, 1.04, RING + P2P_PEER, 17.5),
+}
+
+
+def reserved_peak(passes: str, micro_batches: int, bindings: dict):
+    _, result = peak_rank(passes, micro_batches, bindings)
+    peaks = [reserved_memory(rc.memory, H100) for rc in result.rank_classes]
+    return max(peaks, key=lambda r: r.peak_bytes), result
+
+
+@pytest.mark.parametrize("row", RESERVED)
+def test_gpt3_5b_reserved_peak_against_table5(row):
+    peak, _ = reserved_peak(*ROWS[row][:3])
+    ours, slack, nccl, measured = RESERVED[row]
+    assert peak.cuda_context_bytes == CONTEXT and peak.library_workspace_bytes == WORKSPACES
+    assert peak.nccl_bytes == nccl
+    assert peak.allocator_slack_bytes / GB == pytest.approx(slack, abs=0.005)
+    # the parts add up; the allocator holds at least the live peak
+    assert peak.peak_bytes == peak.live_peak_bytes + peak.allocator_slack_bytes + WORKSPACES + CONTEXT + nccl
+    assert peak.allocator_slack_bytes > 0
+    assert peak.peak_bytes / GB == pytest.approx(ours, abs=0.005)
+    # the module docstring's table: none of these three is within 5% of measured
+    error = (peak.peak_bytes / GB - measured) / measured
+    assert error == pytest.approx({"fsdp=8": 0.194, "tp=8": -0.130, "pp=8": 0.091}[row], abs=0.001)
+
+
+def test_llama3_70b_tp16_reserved_peak_within_5_percent():
+    peak = reserved_memory(llama70b_tp16(recompute=False).memory, H100)
+    # tp = 16 over query heads, and the key/value heads' pairs of 2 ranks (tp_q = 2)
+    assert sorted(c.ranks for c in peak.communicators) == [2, 16]
+    assert peak.nccl_bytes == 2 * RING
+    assert peak.allocator_slack_bytes / GB == pytest.approx(0.42, abs=0.005)
+    assert peak.peak_bytes / GB == pytest.approx(97.25, abs=0.005)
+    assert abs(peak.peak_bytes / GB - 94.3) / 94.3 < 0.05
+
+
+def test_one_replayed_step_is_the_steady_state():
+    """reserved.REPLAY_STEPS = 1: a second and a third step add no segment (FSDP=8
+    and PP=8 here; TP=8 and Llama-3 70B in the scale test below)."""
+    for row in ("fsdp=8", "pp=8"):
+        _, result = peak_rank(*ROWS[row][:3])
+        for rc in result.rank_classes:
+            one = replay(rc.memory.allocations, (WORKSPACES,), steps=1)
+            assert replay(rc.memory.allocations, (WORKSPACES,), steps=3).reserved == one.reserved
+
+
+@pytest.mark.scale
+def test_one_replayed_step_is_the_steady_state_at_scale():
+    rank, _ = peak_rank(*ROWS["tp=8"][:3])
+    seventy = llama70b_tp16(recompute=False)
+    for rc in (rank, seventy):
+        one = replay(rc.memory.allocations, (WORKSPACES,), steps=1)
+        assert replay(rc.memory.allocations, (WORKSPACES,), steps=3).reserved == one.reserved

@@ -179,12 +179,21 @@ def _simulate_model(args, progress):
     options = EmitOptions(iterations=args.iterations, optimizer=not args.no_optimizer)
     try:
         result = simulate_module(module, network, bindings, cost=cost, options=options, timeline=args.timeline,
-                                 progress=progress)
+                                 progress=progress, hardware=_hardware(args))
     except (EmitError, SimulationError) as error:
         raise UsageError(str(error)) from None
     result.extra["model"] = args.model
     result.extra["strategy"] = _strategy(args)
     return result
+
+
+def _hardware(args):
+    from stagec.runtime.cost.hardware_description import load_hardware
+
+    try:
+        return load_hardware(args.hardware)
+    except (OSError, ValueError) as error:
+        raise UsageError(f"--hardware: {error}") from None
 
 
 def _strategy(args) -> str:
@@ -212,7 +221,8 @@ def _print_summary(args, result) -> None:
     console.print(f"iteration time: [bold]{_ms(result.iteration_ns)} ms[/bold]"
                   + (f" (mean of {result.iterations})" if result.iterations > 1 else ""))
     table = Table(title="per rank, times in ms", title_justify="left")
-    for column in ("ranks", "finish", "compute", "exposed comm", "communication", "overlap", "copy", "idle", "peak memory"):
+    for column in ("ranks", "finish", "compute", "exposed comm", "communication", "overlap", "copy", "idle",
+                   "live peak", "reserved peak"):
         table.add_column(column, justify="left" if column == "ranks" else "right")
     for a in result.actors:
         table.add_row(
@@ -220,6 +230,7 @@ def _print_summary(args, result) -> None:
             _ms(a.communication_ns), f"{a.overlap_ratio:.0%}" if a.communication_ns else "-",
             _ms(a.copy_ns) if a.copy_ns else "-", _ms(a.idle_ns),
             human_bytes(a.peak_memory_bytes) if a.peak_memory_bytes is not None else "n/a",
+            human_bytes(a.reserved_memory_bytes) if a.reserved_memory_bytes is not None else "n/a",
         )
     console.print(table)
     if args.timeline:

@@ -19,8 +19,9 @@ import numpy as np
 
 @dataclass
 class MemoryUsage:
-    peak_bytes: int
-    series: list[tuple[int, int]]  # (ns, bytes in use), at each change
+    peak_bytes: int  # the live tensors' peak: `stagec stats`'s live peak
+    reserved_bytes: int | None  # what a real run reserves: `stagec stats`'s reserved peak
+    series: list[tuple[int, int]]  # (ns, live bytes), at each change
 
 
 def _series(actor, times, totals: np.ndarray, iterations: int) -> list[tuple[int, int]]:
@@ -41,9 +42,11 @@ def _series(actor, times, totals: np.ndarray, iterations: int) -> list[tuple[int
     return list(zip(at[keep].tolist(), used[keep].tolist()))
 
 
-def class_timelines(module, bindings: Mapping[str, int]) -> list[tuple[tuple[int, ...], int, np.ndarray]]:
-    """(ranks, peak bytes, bytes in use per schedule position) of each rank class, as
-    passes/analysis/accounting.py `account` finds them (its memory part only)."""
+def class_timelines(module, bindings: Mapping[str, int], hardware=None) -> list[tuple]:
+    """(ranks, live peak, reserved peak or None, live bytes per schedule position) of
+    each rank class, as passes/analysis/accounting.py `account` and `stagec stats`
+    find them (the memory part only); the reserved peak (passes/analysis/reserved.py)
+    needs `hardware`."""
     from stagec.passes.analysis.accounting import find_function, mesh_ops, module_bindings, world_ranks
     from stagec.passes.analysis.calls import inline_calls, ranks_at, stage_programs
     from stagec.passes.analysis.liveness import Evaluator
@@ -59,15 +62,20 @@ def class_timelines(module, bindings: Mapping[str, int]) -> list[tuple[tuple[int
     out = []
     for fn, ranks in programs:
         report = analyze_memory(inline_calls(fn), ev)
-        out.append((tuple(ranks), report.peak_bytes, report.timeline.totals()))
+        reserved = None
+        if hardware is not None:
+            from stagec.passes.analysis.reserved import reserved_memory
+
+            reserved = reserved_memory(report, hardware).peak_bytes
+        out.append((tuple(ranks), report.peak_bytes, reserved, report.timeline.totals()))
     return out
 
 
-def safe_class_timelines(module, bindings):
+def safe_class_timelines(module, bindings, hardware=None):
     """class_timelines, or None where the analysis cannot account the module (the
     report then says n/a; the simulation does not depend on it)."""
     try:
-        return class_timelines(module, bindings)
+        return class_timelines(module, bindings, hardware)
     except Exception:  # noqa: BLE001 - AccountingError and sizes it cannot evaluate
         return None
 
@@ -84,9 +92,9 @@ class MemoryAnalysis:
     forks (it takes about as long as emitting and simulating a large job, so the two
     run side by side on two cores), else run when asked for."""
 
-    def __init__(self, module, bindings: Mapping[str, int], *, background: bool = True):
+    def __init__(self, module, bindings: Mapping[str, int], *, hardware=None, background: bool = True):
         global _FORKED
-        self.module, self.bindings = module, dict(bindings)
+        self.module, self.bindings, self.hardware = module, dict(bindings), hardware
         self.pool = self.pending = None
         if background:
             import multiprocessing
@@ -95,14 +103,14 @@ class MemoryAnalysis:
                 context = multiprocessing.get_context("fork")
             except ValueError:
                 return
-            _FORKED = (module, self.bindings)
+            _FORKED = (module, self.bindings, hardware)
             self.pool = context.Pool(1)
             self.pending = self.pool.apply_async(_forked_timelines)
             _FORKED = None
 
     def result(self):
         if self.pending is None:
-            return safe_class_timelines(self.module, self.bindings)
+            return safe_class_timelines(self.module, self.bindings, self.hardware)
         try:
             return self.pending.get()
         finally:
@@ -120,13 +128,13 @@ def memory_of(classes, actors: Sequence, times: Sequence, iterations: int) -> li
     analysis could not account."""
     if classes is None:
         return [None] * len(actors)
-    class_of = {r: (peak, totals) for ranks, peak, totals in classes for r in ranks}
+    class_of = {r: (peak, reserved, totals) for ranks, peak, reserved, totals in classes for r in ranks}
     out: list[MemoryUsage | None] = []
     for actor, t in zip(actors, times):
         found = class_of.get(actor.rank)
         if found is None:
             out.append(None)
             continue
-        peak, totals = found
-        out.append(MemoryUsage(peak, _series(actor, t, totals, iterations)))
+        peak, reserved, totals = found
+        out.append(MemoryUsage(peak, reserved, _series(actor, t, totals, iterations)))
     return out

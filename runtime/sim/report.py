@@ -39,7 +39,8 @@ class ActorReport:
     exposed_copy_ns: int
     idle_ns: int
     nodes: int
-    peak_memory_bytes: int | None = None
+    peak_memory_bytes: int | None = None  # live tensors (`stagec stats`'s live peak)
+    reserved_memory_bytes: int | None = None  # as a real run reserves it (`stagec stats`'s reserved peak)
 
     @property
     def overlap_ratio(self) -> float:
@@ -53,7 +54,7 @@ class ActorReport:
             "communication_ns": self.communication_ns, "exposed_communication_ns": self.exposed_communication_ns,
             "overlap_ratio": round(self.overlap_ratio, 6), "copy_ns": self.copy_ns,
             "exposed_copy_ns": self.exposed_copy_ns, "idle_ns": self.idle_ns, "nodes": self.nodes,
-            "peak_memory_bytes": self.peak_memory_bytes,
+            "peak_memory_bytes": self.peak_memory_bytes, "reserved_memory_bytes": self.reserved_memory_bytes,
         }
 
 
@@ -79,11 +80,17 @@ class SimReport:
         peaks = [a.peak_memory_bytes for a in self.actors if a.peak_memory_bytes is not None]
         return max(peaks) if peaks else None
 
+    @property
+    def reserved_memory_bytes(self) -> int | None:
+        peaks = [a.reserved_memory_bytes for a in self.actors if a.reserved_memory_bytes is not None]
+        return max(peaks) if peaks else None
+
     def to_json(self) -> dict:
         return {
             "source": self.source, "world": self.world, "iterations": self.iterations,
             "iteration_ns": self.iteration_ns, "finish_ns": self.finish_ns,
-            "peak_memory_bytes": self.peak_memory_bytes, "network": self.network,
+            "peak_memory_bytes": self.peak_memory_bytes, "reserved_memory_bytes": self.reserved_memory_bytes,
+            "network": self.network,
             "ranks": [a.to_json() for a in self.actors], **self.extra,
         }
 
@@ -118,7 +125,7 @@ def engine_coverage(actor: Actor, times: ActorTimes) -> np.ndarray:
     return np.bincount(state[:-1], weights=durations, minlength=8).astype(np.int64)
 
 
-def actor_report(actor: Actor, times: ActorTimes, peak_memory: int | None = None) -> ActorReport:
+def actor_report(actor: Actor, times: ActorTimes, peaks: tuple[int, int | None] | None = None) -> ActorReport:
     c = engine_coverage(actor, times)
     compute = int(c[1] + c[3] + c[5] + c[7])
     communication = int(c[2] + c[3] + c[6] + c[7])
@@ -127,12 +134,12 @@ def actor_report(actor: Actor, times: ActorTimes, peak_memory: int | None = None
     exposed_copy = int(c[4])
     return ActorReport(
         tuple(actor.ranks), times.finish, compute, communication, exposed, copy, exposed_copy, int(c[0]),
-        len(actor.program), peak_memory,
+        len(actor.program), *(peaks or (None, None)),
     )
 
 
 def build_report(actors: Sequence[Actor], times: Sequence[ActorTimes], *, world: int, iterations: int,
-                 peaks: Sequence[int | None] | None = None, network: str = "", source: str = "") -> SimReport:
+                 peaks: Sequence[tuple[int, int | None] | None] | None = None, network: str = "", source: str = "") -> SimReport:
     peaks = peaks or [None] * len(actors)
     return SimReport(world, iterations, [actor_report(a, t, p) for a, t, p in zip(actors, times, peaks)],
                      network, source)

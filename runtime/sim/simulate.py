@@ -14,15 +14,17 @@ def _progress(progress, what: str):
 
 
 def simulate_module(module, network, bindings: Mapping[str, int], *, cost=None, options=None,
-                    timeline: str | None = None, progress=None, memory: bool = True, fork: bool = True) -> SimReport:
+                    timeline: str | None = None, progress=None, memory: bool = True, fork: bool = True,
+                    hardware=None) -> SimReport:
     """Simulate `module` (scheduled IR, sizes bound by `bindings`) on `network`; the
-    memory analysis runs beside it in a forked process unless `fork` is off."""
+    memory analysis runs beside it in a forked process unless `fork` is off; with a
+    `hardware` description the reserved peak is reported too."""
     from stagec.runtime.chakra.emit import EmitOptions, build_programs
     from stagec.runtime.sim.from_ir import build_actors
     from stagec.runtime.sim.memory import MemoryAnalysis, memory_of
 
     options = options or EmitOptions()
-    analysis = MemoryAnalysis(module, bindings, background=fork) if memory else None
+    analysis = MemoryAnalysis(module, bindings, hardware=hardware, background=fork) if memory else None
     try:
         programs, space = build_programs(module, bindings, cost=cost, options=options)
         actors = build_actors(programs, space, network)
@@ -32,7 +34,7 @@ def simulate_module(module, network, bindings: Mapping[str, int], *, cost=None, 
             analysis.abandon()
         raise
     usage = memory_of(analysis.result(), actors, times, options.iterations) if memory else None
-    peaks = [u.peak_bytes if u is not None else None for u in usage] if usage else None
+    peaks = [(u.peak_bytes, u.reserved_bytes) if u is not None else None for u in usage] if usage else None
     report = build_report(actors, times, world=max(space.world, 1), iterations=options.iterations, peaks=peaks,
                           network=network.describe(), source="scheduled IR")
     if timeline:

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from stagec.passes.analysis.accounting import account
+from stagec.passes.analysis.reserved import reserved_memory
 from stagec.runtime.chakra.emit import EmitOptions, build_programs, emit_traces
 from stagec.runtime.cost.hardware_description import load_hardware
 from stagec.runtime.sim.engine import simulate
@@ -91,10 +92,15 @@ def test_a_trace_directory_simulates_as_the_ir_it_came_from(name, tmp_path):
 def test_peak_memory_is_the_memory_analysis_and_the_series_reaches_it(name, tmp_path):
     module, bindings, world = job(JOBS[name])
     network = NetworkModel.from_hardware(load_hardware("h100-sxm"), world)
-    report = simulate_module(module, network, bindings, timeline=str(tmp_path / "t.json"))
-    peaks = {tuple(rc.ranks): rc.memory.peak_bytes for rc in account(module, bindings).rank_classes}
+    hardware = load_hardware("h100-sxm")
+    report = simulate_module(module, network, bindings, timeline=str(tmp_path / "t.json"), hardware=hardware)
+    # stagec stats's numbers: the live peak and the reserved peak of each rank class
+    peaks = {tuple(rc.ranks): (rc.memory.peak_bytes, reserved_memory(rc.memory, hardware).peak_bytes)
+             for rc in account(module, bindings).rank_classes}
     for a in report.actors:
-        assert a.peak_memory_bytes == next(p for ranks, p in peaks.items() if a.ranks[0] in ranks)
+        live, reserved = next(p for ranks, p in peaks.items() if a.ranks[0] in ranks)
+        assert (a.peak_memory_bytes, a.reserved_memory_bytes) == (live, reserved)
+        assert reserved > live
     doc = json.loads((tmp_path / "t.json").read_text())
     for a in report.actors:
         series = [e["args"]["bytes"] for e in doc["traceEvents"] if e["ph"] == "C" and e["pid"] == a.ranks[0]]

@@ -836,9 +836,13 @@ def write_atomic(path: str, data: bytes) -> None:
 _JOB: dict = {}
 
 
-def _write_ranks(ranks: Sequence[int]) -> int:
+def _write_ranks(ranks: Sequence[int]) -> list[tuple[int, int, str]]:
+    """Write the ranks' files; (rank, bytes, digest) of each, for the rank-class file."""
+    import hashlib
+
     encoded_by_rank, space, out_dir, prefix = _JOB["lookup"], _JOB["space"], _JOB["dir"], _JOB["prefix"]
     cache: dict[tuple, bytes] = {}
+    written = []
     for rank in ranks:
         encoded = encoded_by_rank[rank]
         table = tuple(_patch_bytes(space, rank, p) for p in encoded.patches)
@@ -849,7 +853,8 @@ def _write_ranks(ranks: Sequence[int]) -> int:
             cache.clear()
             cache[key] = data
         write_atomic(os.path.join(out_dir, f"{prefix}.{rank}.et"), data)
-    return len(ranks)
+        written.append((rank, len(data), hashlib.blake2b(data, digest_size=16).hexdigest()))
+    return written
 
 
 @dataclass
@@ -885,19 +890,23 @@ def emit_traces(module: ModuleOp, out_dir: str, bindings: Mapping[str, int] | No
     _JOB.update(lookup=lookup, space=space, dir=out_dir, prefix=options.prefix)
     chunks = [list(range(i, min(i + 64, world))) for i in range(0, world, 64)]
     done = 0
+    files: dict[int, tuple[int, str]] = {}
     workers = options.workers or min(8, os.cpu_count() or 1)
     try:
         if workers > 1 and world >= 256:
             import multiprocessing
 
             with multiprocessing.get_context("fork").Pool(workers) as pool:
-                for n in pool.imap_unordered(_write_ranks, chunks):
-                    done += n
+                for written in pool.imap_unordered(_write_ranks, chunks):
+                    done += len(written)
+                    files.update((r, (n, d)) for r, n, d in written)
                     if progress:
                         progress(done, world)
         else:
             for chunk in chunks:
-                done += _write_ranks(chunk)
+                written = _write_ranks(chunk)
+                done += len(written)
+                files.update((r, (n, d)) for r, n, d in written)
                 if progress:
                     progress(done, world)
     finally:
@@ -906,7 +915,40 @@ def emit_traces(module: ModuleOp, out_dir: str, bindings: Mapping[str, int] | No
 
     groups = space.groups()
     write_comm_groups(os.path.join(out_dir, "comm_group.json"), groups)
+    write_rank_classes(out_dir, options.prefix, world, encoded, space, files)
     return EmitReport(out_dir, options.prefix, world, progs, groups, done)
+
+
+RANK_CLASSES = "{prefix}.ranks.json"
+
+
+def write_rank_classes(out_dir: str, prefix: str, world: int, encoded: Sequence[_Encoded], space: RankSpace,
+                       files: Mapping[int, tuple[int, str]]) -> None:
+    """`<prefix>.ranks.json`: which ranks' files are one program with other groups and
+    peers patched in (a class, its patch points and each rank's values: a group's
+    comm_group.json key, a send's or recv's peer), with each file's size and BLAKE2b
+    digest, so a reader that finds the files unchanged can decode one file per class
+    (runtime/sim/from_chakra.py). ASTRA-sim does not read it."""
+    import json
+
+    classes = []
+    for enc in encoded:
+        values = {}
+        for rank in enc.ranks:
+            row = []
+            for patch in enc.patches:
+                if patch[0] == "pg":
+                    row.append(space.group_id(rank, patch[1], patch[2]))
+                else:
+                    row.append(space.peer(rank, patch[1], patch[2]))
+            values[str(rank)] = row
+        classes.append({"ranks": list(enc.ranks), "patches": [p[0] for p in enc.patches], "values": values})
+    doc = {
+        "format": "stagec rank classes", "version": 1, "prefix": prefix, "world": world,
+        "classes": classes, "files": {str(r): list(files[r]) for r in sorted(files)},
+    }
+    write_atomic(os.path.join(out_dir, RANK_CLASSES.format(prefix=prefix)),
+                 (json.dumps(doc, separators=(",", ":")) + "\n").encode())
 
 
 def write_json_dumps(out_dir: str, prefix: str, world: int) -> None:

@@ -105,7 +105,8 @@ class Actor:
     program: SimProgram
     ranks: list[int]
     comm: list[Collective | PointToPoint | None] = field(default_factory=list)  # program.refs, resolved
+    representative: int | None = None  # the rank whose groups and peers `comm` holds (default: the first)
 
     @property
     def rank(self) -> int:
-        return self.ranks[0]
+        return self.ranks[0] if self.representative is None else self.representative

@@ -127,3 +127,37 @@ def test_timeline_has_one_slice_per_node_on_its_engine(tmp_path):
         assert end == pytest.approx(a.finish_ns / 1000, abs=1e-3)
     names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
     assert names == {"compute", "communication", "copy"}
+
+
+def test_a_trace_directory_decodes_one_file_per_class_only_while_its_files_are_unchanged(tmp_path, monkeypatch):
+    # With <prefix>.ranks.json and unchanged files, one file per class is decoded and
+    # the identical ranks are merged; without it (or after a file changed) every file
+    # is decoded. Every rank's times agree in all three.
+    from stagec.runtime.sim import from_chakra
+
+    module, bindings, world = job(JOBS["dp2 tp2 pp2"])
+    network = NetworkModel.from_hardware(load_hardware("h100-sxm"), world)
+    programs = build_programs(module, bindings)
+    emit_traces(module, str(tmp_path), bindings, programs=programs, options=EmitOptions(workers=1))
+    decoded = []
+    original = from_chakra.read_rank
+    monkeypatch.setattr(from_chakra, "read_rank", lambda path, *a: decoded.append(path) or original(path, *a))
+    fast, _, _ = read_trace_dir(str(tmp_path), network)
+    assert len(decoded) == 2 and len(fast) == 2  # two pipeline stages: two classes, two actors
+    alone, _, _ = read_trace_dir(str(tmp_path), network, merge=False)
+    expected = per_rank(alone, simulate(alone))
+    assert per_rank(fast, simulate(fast)) == expected
+    decoded.clear()
+    (tmp_path / "trace.5.et").write_bytes((tmp_path / "trace.5.et").read_bytes())  # same bytes: still fast
+    read_trace_dir(str(tmp_path), network)
+    assert len(decoded) == 2
+    decoded.clear()
+    doc = json.loads((tmp_path / "trace.ranks.json").read_text())
+    doc["files"]["5"][1] = "0" * 32  # as if trace.5.et had changed since it was written
+    (tmp_path / "trace.ranks.json").write_text(json.dumps(doc))
+    changed, _, _ = read_trace_dir(str(tmp_path), network)
+    assert len(decoded) == world and per_rank(changed, simulate(changed)) == expected
+    decoded.clear()
+    (tmp_path / "trace.ranks.json").unlink()
+    slow, _, _ = read_trace_dir(str(tmp_path), network)
+    assert len(decoded) == world and per_rank(slow, simulate(slow)) == expected

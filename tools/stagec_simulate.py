@@ -18,8 +18,9 @@ import time
 from collections.abc import Sequence
 
 from stagec.tools.errors import UsageError, positive_int, standalone_main
-from stagec.tools.stagec_stats import human_bytes, micro_batches_of, training_step
+from stagec.tools.stagec_stats import human_bytes
 from stagec.tools.stagec_trace import add_job_arguments
+from stagec.tools.step import is_inference, micro_batches_for, step_bindings, step_module
 
 HELP = """\
 Simulate one training iteration and report its time: per rank, compute, exposed
@@ -169,14 +170,13 @@ def _simulate_model(args, progress):
 
     if args.bucket_mb < 0:
         raise UsageError(f"--bucket-mb {args.bucket_mb} must be >= 0")
-    micro_batches = micro_batches_of(args)
+    micro_batches = micro_batches_for(args)
     cost = _cost_model(args)
-    module = training_step(args, micro_batches)
-    replicas = args.dp * args.fsdp * args.ep
-    bindings = {"B": args.micro_batch * replicas, "S": args.seq, "M": micro_batches}
+    module = step_module(args, micro_batches)
+    bindings = step_bindings(args, micro_batches)
     world = args.dp * args.fsdp * args.ep * args.cp * args.tp * args.pp
     network = _network(args, world)
-    options = EmitOptions(iterations=args.iterations, optimizer=not args.no_optimizer)
+    options = EmitOptions(iterations=args.iterations, optimizer=not args.no_optimizer and not is_inference(args))
     try:
         result = simulate_module(module, network, bindings, cost=cost, options=options, timeline=args.timeline,
                                  progress=progress, hardware=_hardware(args))
@@ -184,6 +184,11 @@ def _simulate_model(args, progress):
         raise UsageError(str(error)) from None
     result.extra["model"] = args.model
     result.extra["strategy"] = _strategy(args)
+    result.extra["phase"] = args.phase
+    if is_inference(args):
+        tokens = bindings["B"] * (1 if args.phase == "decode" else args.seq)
+        result.extra["tokens"] = tokens
+        result.extra["tokens_per_s_per_gpu"] = tokens / (result.iteration_ns / 1e9) / world
     return result
 
 
@@ -218,8 +223,11 @@ def _print_summary(args, result) -> None:
         f"[bold]{what}[/bold]: {result.world} ranks{', ' + strategy if strategy else ''}; "
         f"{len(result.actors)} simulated (identical ranks once); network: {result.network}"
     )
-    console.print(f"iteration time: [bold]{_ms(result.iteration_ns)} ms[/bold]"
+    step = "iteration" if result.extra.get("phase", "train") == "train" else f"{result.extra['phase']} step"
+    console.print(f"{step} time: [bold]{_ms(result.iteration_ns)} ms[/bold]"
                   + (f" (mean of {result.iterations})" if result.iterations > 1 else ""))
+    if "tokens" in result.extra:
+        console.print(f"{result.extra['tokens']:,} tokens: {result.extra['tokens_per_s_per_gpu']:,.1f} tokens/s per GPU")
     table = Table(title="per rank, times in ms", title_justify="left")
     for column in ("ranks", "finish", "compute", "exposed comm", "communication", "overlap", "copy", "idle",
                    "live peak", "reserved peak"):

@@ -19,7 +19,7 @@ from stagec.dialects import make_context
 from stagec.frontends.builtin_models import BUILTIN_MODELS
 from stagec.frontends.templates import NAMED_CONFIGS, ConfigError, build_model, load_config
 from stagec.frontends.templates.blocks import DTYPES
-from stagec.tools import stagec_check_trace, stagec_import, stagec_simulate, stagec_stats, stagec_trace
+from stagec.tools import stagec_check_trace, stagec_dse, stagec_import, stagec_simulate, stagec_stats, stagec_trace
 from stagec.tools.errors import UsageError
 from stagec.tools.output import output_stream
 from stagec.tools.pipeline_spec import build_pipeline
@@ -91,6 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     stagec_check_trace.add_parser(commands)
     stagec_trace.add_parser(commands)
     stagec_simulate.add_parser(commands)
+    stagec_dse.add_parser(commands)
     stagec_import.add_parser(commands)
     return parser
 
@@ -126,7 +127,7 @@ def _build(model: str, dtype: str, phase: str = "train") -> ModuleOp:
 
 COMMANDS = {"ir": run_ir, "stats": stagec_stats.run, "check-trace": stagec_check_trace.run,
             "trace": stagec_trace.run, "import": stagec_import.run,
-            "simulate": stagec_simulate.run}
+            "simulate": stagec_simulate.run, "dse": stagec_dse.run}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -101,3 +101,19 @@ def test_bad_calls_fail_with_a_clear_message():
     handle.wait()
     with pytest.raises(csrc.CommError, match="wait on a handle already waited: all_reduce"):
         handle.wait()
+
+
+def test_gpu_smoke_says_no_gpu_and_writes_nothing(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if csrc.gpu_count() > 0:
+        pytest.skip("a GPU is here: bench/gpu_smoke.py runs for real (see its docstring)")
+    script = Path(__file__).resolve().parents[3] / "bench" / "gpu_smoke.py"
+    out = tmp_path / "gpu.json"
+    done = subprocess.run([sys.executable, str(script), "--json", str(out)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.startswith("gpu_smoke: no GPU: ") and done.stderr.count("\n") == 1, done.stderr
+    assert not out.exists()

@@ -310,7 +310,7 @@ def read_trace_dir(directory: str, network, *, prefix: str | None = None, merge:
                 if time is None:
                     time = cache[key] = nanos if what == "broadcast" else network.collective_ns(what, size, members)
                 actor.comm.append(Collective(pg if pg in members_of else "all", frozenset(members), time,
-                                             pg or "all", (what, size)))
+                                             pg or "all", (what, size), f"group {pg}" if pg in members_of else "all"))
             else:
                 role, peer, size, tag = ref
                 if not 0 <= peer < world:
@@ -320,5 +320,5 @@ def read_trace_dir(directory: str, network, *, prefix: str | None = None, merge:
                 time = cache.get(key)
                 if time is None:
                     time = cache[key] = network.p2p_ns(src, dst, size)
-                actor.comm.append(PointToPoint(peer, tag, time, peer))
+                actor.comm.append(PointToPoint(peer, tag, time, peer, "p2p"))
     return (merge_ranks(actors) if merge else actors), world, members_of

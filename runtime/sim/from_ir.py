@@ -150,6 +150,17 @@ def rank_parts(programs: Sequence[SimProgram], ranks_of: Sequence[Sequence[int]]
         part = {r: i for i, rs in enumerate(signatures.values()) for r in rs}
 
 
+def _channel(axes) -> str:
+    """The strategy axes a communicator spans, as the user names them: stg-shard's
+    tp_kv x tp_q split of a GQA model's tp is tp."""
+    names: list[str] = []
+    for a in axes:
+        name = "tp" if a.startswith("tp_") else a
+        if name not in names:
+            names.append(name)
+    return ",".join(names)
+
+
 def build_actors(programs: Sequence, space: RankSpace, network, *, merge: bool = True,
                  trace_times: bool = False) -> list[Actor]:
     """One actor per part of identically behaving ranks of the emitter's `programs`
@@ -173,9 +184,9 @@ def build_actors(programs: Sequence, space: RankSpace, network, *, merge: bool =
                 classes = frozenset(part_of[m] for m in members)
                 _, axes, among = ref[3]
                 actor.comm.append(Collective((frozenset(axes), among, classes), classes, time, str(gid),
-                                             (ref[1], ref[2])))
+                                             (ref[1], ref[2]), _channel(a for a in space.axes if a in axes)))
             else:
                 peer, time = resolver.point_to_point(rep, ref)
-                actor.comm.append(PointToPoint(part_of[peer], ref[3], time, peer))
+                actor.comm.append(PointToPoint(part_of[peer], ref[3], time, peer, _channel([ref[1][1]])))
         actors.append(actor)
     return actors

@@ -90,8 +90,8 @@ def merge_ranks(actors: Sequence[Actor]) -> list[Actor]:
         for c in source.comm:
             if isinstance(c, Collective):
                 members = frozenset(part_of[m] for m in c.members)
-                actor.comm.append(Collective(c.key, members, c.nanos, c.group, c.what))
+                actor.comm.append(Collective(c.key, members, c.nanos, c.group, c.what, c.channel))
             else:
-                actor.comm.append(PointToPoint(part_of[c.peer], c.tag, c.nanos, c.peer_rank))
+                actor.comm.append(PointToPoint(part_of[c.peer], c.tag, c.nanos, c.peer_rank, c.channel))
         merged.append(actor)
     return merged

@@ -85,6 +85,7 @@ class Collective:
     nanos: int
     group: str  # for timelines: the communicator's name (comm_group.json key)
     what: tuple[str, int] = ("", 0)  # (collective kind, bytes): equal on every member, or the orders differ
+    channel: str = ""  # what the report sums its time under: the mesh axes ("tp", "dp,tp"), or "group N"
 
 
 @dataclass
@@ -95,6 +96,7 @@ class PointToPoint:
     tag: int
     nanos: int  # the message's time (a send's; a recv's is its sender's)
     peer_rank: int
+    channel: str = ""  # the mesh axis ("pp"), or "p2p"
 
 
 @dataclass

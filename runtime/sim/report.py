@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from stagec.runtime.sim.engine import ActorTimes
-from stagec.runtime.sim.program import COLL, ENGINE, RECV, Actor
+from stagec.runtime.sim.program import COLL, ENGINE, RECV, SEND, Actor
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,11 @@ class ActorReport:
     nodes: int
     peak_memory_bytes: int | None = None  # live tensors (`stagec stats`'s live peak)
     reserved_memory_bytes: int | None = None  # as a real run reserves it (`stagec stats`'s reserved peak)
+    # transfer time summed per channel (mesh axes of a collective, "pp" for pipeline
+    # messages; a trace's groups) and per collective kind: where communication goes,
+    # overlapping transfers each counted whole
+    transfer_by_channel: dict[str, int] = field(default_factory=dict)
+    transfer_by_kind: dict[str, int] = field(default_factory=dict)
 
     @property
     def overlap_ratio(self) -> float:
@@ -55,6 +60,7 @@ class ActorReport:
             "overlap_ratio": round(self.overlap_ratio, 6), "copy_ns": self.copy_ns,
             "exposed_copy_ns": self.exposed_copy_ns, "idle_ns": self.idle_ns, "nodes": self.nodes,
             "peak_memory_bytes": self.peak_memory_bytes, "reserved_memory_bytes": self.reserved_memory_bytes,
+            "transfer_by_channel_ns": self.transfer_by_channel, "transfer_by_kind_ns": self.transfer_by_kind,
         }
 
 
@@ -125,8 +131,26 @@ def engine_coverage(actor: Actor, times: ActorTimes) -> np.ndarray:
     return np.bincount(state[:-1], weights=durations, minlength=8).astype(np.int64)
 
 
+def _transfers(actor: Actor, times: ActorTimes) -> tuple[dict[str, int], dict[str, int]]:
+    program = actor.program
+    by_channel: dict[str, int] = {}
+    by_kind: dict[str, int] = {}
+    start, end = times.start, times.end
+    for n, ref in enumerate(program.comm):
+        if ref < 0 or end[n] < 0:
+            continue
+        r = actor.comm[ref]
+        kind = program.kind[n]
+        time = end[n] - max(start[n], end[n] - r.nanos) if kind in (COLL, RECV) else end[n] - start[n]
+        what = r.what[0] if kind == COLL else ("send" if kind == SEND else "recv")
+        by_channel[r.channel] = by_channel.get(r.channel, 0) + time
+        by_kind[what] = by_kind.get(what, 0) + time
+    return by_channel, by_kind
+
+
 def actor_report(actor: Actor, times: ActorTimes, peaks: tuple[int, int | None] | None = None) -> ActorReport:
     c = engine_coverage(actor, times)
+    by_channel, by_kind = _transfers(actor, times)
     compute = int(c[1] + c[3] + c[5] + c[7])
     communication = int(c[2] + c[3] + c[6] + c[7])
     exposed = int(c[2] + c[6])
@@ -134,7 +158,7 @@ def actor_report(actor: Actor, times: ActorTimes, peaks: tuple[int, int | None] 
     exposed_copy = int(c[4])
     return ActorReport(
         tuple(actor.ranks), times.finish, compute, communication, exposed, copy, exposed_copy, int(c[0]),
-        len(actor.program), *(peaks or (None, None)),
+        len(actor.program), *(peaks or (None, None)), by_channel, by_kind,
     )
 
 

@@ -56,6 +56,22 @@ inline nb::dlpack::dtype dlpack_of(DType d) {
   return {};
 }
 
+// A Python tensor (any DLPack producer: numpy, torch, a pool array) as an Array, the way
+// a function argument converts (nb::cast's `manual` conversion can refuse nanobind's
+// own array objects); a clear TypeError otherwise.
+inline Array as_array(nb::handle h, const char* what) {
+  nb::detail::make_caster<Array> caster;
+  nb::detail::cleanup_list cleanup(nullptr, NB_CTX);
+  bool ok = caster.from_python(h, (uint8_t)nb::detail::cast_flags::convert, &cleanup);
+  Array result = ok ? caster.value : Array();
+  cleanup.release();
+  if (!ok)
+    throw nb::type_error((std::string(what) + ": expected a C-contiguous tensor (numpy, torch or a pool "
+                          "array, anything with __dlpack__), got " +
+                          nb::cast<std::string>(nb::str(h.type()))).c_str());
+  return result;
+}
+
 // `expected` is the device the module's backend reads (CPU for MPI, CUDA for NCCL).
 inline Buffer to_buffer(const Array& a, DeviceKind expected, const char* what) {
   DeviceKind device;
@@ -122,11 +138,11 @@ void bind_work_and_ops(nb::module_& m, DeviceKind device) {
     result.op.peer = peer;
     result.op.tag = tag;
     if (!input.is_none()) {
-      result.op.input = to_buffer(nb::cast<Array>(input), device, op_kind_name(kind));
+      result.op.input = to_buffer(as_array(input, op_kind_name(kind)), device, op_kind_name(kind));
       result.keep.push_back(input);
     }
     if (!output.is_none()) {
-      result.op.output = to_buffer(nb::cast<Array>(output), device, op_kind_name(kind));
+      result.op.output = to_buffer(as_array(output, op_kind_name(kind)), device, op_kind_name(kind));
       result.keep.push_back(output);
     }
     if (kind == OpKind::all_reduce || kind == OpKind::broadcast) result.op.input = result.op.output;
@@ -173,30 +189,30 @@ void bind_communicator_methods(Class& cls, DeviceKind device, Get get) {
       .def_prop_rw("activity", [get](Self& s) { return get(s)->activity(); },
                    [get](Self& s, std::string a) { get(s)->set_activity(std::move(a)); })
       .def("all_gather", [=](Self& s, nb::object i, nb::object o) {
-        return wrap(s, get(s)->all_gather(to_buffer(nb::cast<Array>(i), device, "all_gather"),
-                                       to_buffer(nb::cast<Array>(o), device, "all_gather")), {i, o});
+        return wrap(s, get(s)->all_gather(to_buffer(as_array(i, "all_gather"), device, "all_gather"),
+                                       to_buffer(as_array(o, "all_gather"), device, "all_gather")), {i, o});
       }, nb::arg("input"), nb::arg("output"))
       .def("reduce_scatter", [=](Self& s, nb::object i, nb::object o, const std::string& r) {
-        return wrap(s, get(s)->reduce_scatter(to_buffer(nb::cast<Array>(i), device, "reduce_scatter"),
-                                           to_buffer(nb::cast<Array>(o), device, "reduce_scatter"),
+        return wrap(s, get(s)->reduce_scatter(to_buffer(as_array(i, "reduce_scatter"), device, "reduce_scatter"),
+                                           to_buffer(as_array(o, "reduce_scatter"), device, "reduce_scatter"),
                                            reduce_op_from_name(r)), {i, o});
       }, nb::arg("input"), nb::arg("output"), nb::arg("op") = "sum")
       .def("all_reduce", [=](Self& s, nb::object t, const std::string& r) {
-        return wrap(s, get(s)->all_reduce(to_buffer(nb::cast<Array>(t), device, "all_reduce"),
+        return wrap(s, get(s)->all_reduce(to_buffer(as_array(t, "all_reduce"), device, "all_reduce"),
                                        reduce_op_from_name(r)), {t});
       }, nb::arg("tensor"), nb::arg("op") = "sum")
       .def("all_to_all", [=](Self& s, nb::object i, nb::object o) {
-        return wrap(s, get(s)->all_to_all(to_buffer(nb::cast<Array>(i), device, "all_to_all"),
-                                       to_buffer(nb::cast<Array>(o), device, "all_to_all")), {i, o});
+        return wrap(s, get(s)->all_to_all(to_buffer(as_array(i, "all_to_all"), device, "all_to_all"),
+                                       to_buffer(as_array(o, "all_to_all"), device, "all_to_all")), {i, o});
       }, nb::arg("input"), nb::arg("output"))
       .def("broadcast", [=](Self& s, nb::object t, int root) {
-        return wrap(s, get(s)->broadcast(to_buffer(nb::cast<Array>(t), device, "broadcast"), root), {t});
+        return wrap(s, get(s)->broadcast(to_buffer(as_array(t, "broadcast"), device, "broadcast"), root), {t});
       }, nb::arg("tensor"), nb::arg("root"))
       .def("send", [=](Self& s, nb::object t, int peer, int tag) {
-        return wrap(s, get(s)->send(to_buffer(nb::cast<Array>(t), device, "send"), peer, tag), {t});
+        return wrap(s, get(s)->send(to_buffer(as_array(t, "send"), device, "send"), peer, tag), {t});
       }, nb::arg("tensor"), nb::arg("peer"), nb::arg("tag") = 0)
       .def("recv", [=](Self& s, nb::object t, int peer, int tag) {
-        return wrap(s, get(s)->recv(to_buffer(nb::cast<Array>(t), device, "recv"), peer, tag), {t});
+        return wrap(s, get(s)->recv(to_buffer(as_array(t, "recv"), device, "recv"), peer, tag), {t});
       }, nb::arg("tensor"), nb::arg("peer"), nb::arg("tag") = 0)
       .def("group", [=](Self& s, const std::vector<O>& ops) {
         std::vector<CollectiveOp> plain;
@@ -239,8 +255,11 @@ inline nb::object pool_array(const std::shared_ptr<BufferPool>& pool, const std:
   if (device_type == nb::device::cpu::value)
     return nb::cast(nb::ndarray<nb::numpy>(pointer, shape.size(), shape.data(), owner, nullptr,
                                            dlpack_of(dtype), device_type, 0));
-  return nb::cast(nb::ndarray<>(pointer, shape.size(), shape.data(), owner, nullptr,
-                                dlpack_of(dtype), device_type, allocator.device_id()));
+  // A device array as nanobind's own array-API object: its __dlpack__ can be taken any
+  // number of times (a bare DLPack capsule, the framework-less default, is consumed by
+  // its first reader: the pool array's second use would find it spent).
+  return nb::cast(nb::ndarray<nb::array_api>(pointer, shape.size(), shape.data(), owner, nullptr,
+                                             dlpack_of(dtype), device_type, allocator.device_id()));
 }
 
 inline nb::dict pool_stats(const BufferPool& pool) {
@@ -298,12 +317,12 @@ void bind_offloader_methods(nb::module_& m, Class& cls, DeviceKind device, Get g
       }, nb::arg("dtype") = "uint8");
   using Self = typename Class::Type;
   cls.def("offload", [=](Self& s, nb::object source) {
-        auto [copy, work] = get(s)->offload(to_buffer(nb::cast<Array>(source), device, "offload"));
+        auto [copy, work] = get(s)->offload(to_buffer(as_array(source, "offload"), device, "offload"));
         return nb::make_tuple(C{copy}, W{std::move(work), {source}});
       }, nb::arg("source"),
       "Starts copying `source` to a host buffer: returns (HostCopy, Work).")
       .def("reload", [=](Self& s, const C& copy, nb::object target) {
-        return W{get(s)->reload(copy.copy, to_buffer(nb::cast<Array>(target), device, "reload")),
+        return W{get(s)->reload(copy.copy, to_buffer(as_array(target, "reload"), device, "reload")),
                  {target}};
       }, nb::arg("copy"), nb::arg("target"), "Starts copying `copy` back into `target`: a Work.")
       .def("host_pool_stats", [get](Self& s) { return pool_stats(get(s)->host_pool()); });

@@ -63,8 +63,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     output = parser.add_argument_group("output")
     output.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
     output.add_argument("--timeline", metavar="FILE", help="write a Chrome trace / Perfetto JSON timeline")
+    output.add_argument("--timeline-ranks", metavar="all|R,R-R", type=_rank_list,
+                        help="ranks the timeline shows, each as its own process (default: one process per set "
+                             "of identically behaving ranks, named with the ranks it stands for)")
     output.add_argument("--prefix", help="the trace files' prefix in DIR, when it holds several")
     output.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _rank_list(text: str):
+    """argparse type: "all", or ranks and ranges like 0,4-7."""
+    if text == "all":
+        return "all"
+    ranks = []
+    try:
+        for part in text.split(","):
+            first, _, last = part.partition("-")
+            ranks.extend(range(int(first), int(last or first) + 1))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}': 'all' or ranks like 0,4-7") from None
+    if not ranks or min(ranks) < 0:
+        raise argparse.ArgumentTypeError(f"'{text}': 'all' or ranks like 0,4-7")
+    return ranks
 
 
 def add_parser(subcommands) -> argparse.ArgumentParser:
@@ -157,7 +176,8 @@ def _simulate_traces(args, progress):
         world = 0
     network = _network(args, world)
     try:
-        return simulate_trace_dir(args.traces, network, prefix=args.prefix, timeline=args.timeline, progress=progress)
+        return simulate_trace_dir(args.traces, network, prefix=args.prefix, timeline=args.timeline, progress=progress,
+                                  timeline_ranks=args.timeline_ranks)
     except (TraceReadError, SimulationError) as error:
         raise UsageError(str(error)) from None
 
@@ -179,7 +199,7 @@ def _simulate_model(args, progress):
     options = EmitOptions(iterations=args.iterations, optimizer=not args.no_optimizer and not is_inference(args))
     try:
         result = simulate_module(module, network, bindings, cost=cost, options=options, timeline=args.timeline,
-                                 progress=progress, hardware=_hardware(args))
+                                 progress=progress, hardware=_hardware(args), timeline_ranks=args.timeline_ranks)
     except (EmitError, SimulationError) as error:
         raise UsageError(str(error)) from None
     result.extra["model"] = args.model

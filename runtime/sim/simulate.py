@@ -15,7 +15,7 @@ def _progress(progress, what: str):
 
 def simulate_module(module, network, bindings: Mapping[str, int], *, cost=None, options=None,
                     timeline: str | None = None, progress=None, memory: bool = True, fork: bool = True,
-                    hardware=None) -> SimReport:
+                    hardware=None, timeline_ranks=None) -> SimReport:
     """Simulate `module` (scheduled IR, sizes bound by `bindings`) on `network`; the
     memory analysis runs beside it in a forked process unless `fork` is off; with a
     `hardware` description the reserved peak is reported too."""
@@ -41,12 +41,18 @@ def simulate_module(module, network, bindings: Mapping[str, int], *, cost=None, 
         from stagec.runtime.sim.timeline import write_timeline
 
         series = [u.series if u is not None else None for u in usage] if usage else None
-        write_timeline(timeline, actors, times, series, {"source": "stagec simulate", "network": network.describe()})
+        write_timeline(timeline, actors, times, series, {"source": "stagec simulate", "network": network.describe()},
+                       _ranks(timeline_ranks, space.world))
     return report
 
 
+def _ranks(wanted, world: int):
+    """--timeline-ranks: None (one process per set of identical ranks), "all", or ranks."""
+    return list(range(max(world, 1))) if wanted == "all" else wanted
+
+
 def simulate_trace_dir(directory: str, network, *, prefix: str | None = None, timeline: str | None = None,
-                       progress=None) -> SimReport:
+                       progress=None, timeline_ranks=None) -> SimReport:
     """Simulate the Chakra traces in `directory` on `network`."""
     from stagec.runtime.sim.from_chakra import read_trace_dir
 
@@ -56,5 +62,6 @@ def simulate_trace_dir(directory: str, network, *, prefix: str | None = None, ti
     if timeline:
         from stagec.runtime.sim.timeline import write_timeline
 
-        write_timeline(timeline, actors, times, None, {"source": directory, "network": network.describe()})
+        write_timeline(timeline, actors, times, None, {"source": directory, "network": network.describe()},
+                       _ranks(timeline_ranks, world))
     return report

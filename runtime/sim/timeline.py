@@ -2,7 +2,7 @@
 (ui.perfetto.dev, its trace processor) and chrome://tracing open.
 
 One process per simulated actor (pid = its rank; the name lists the ranks it stands
-for), one thread (track) per engine - compute, communication, copy - and one complete
+for), or per rank asked for (`stagec simulate --timeline-ranks`), one thread (track) per engine - compute, communication, copy - and one complete
 ("X") slice per node: its name is the node's label, its args the node's kind, bytes,
 FLOPs, and a collective's group and member count or a message's peer and tag. Memory
 in use is a counter track per actor when the simulation has a memory timeline. Times
@@ -31,10 +31,14 @@ def _us(ns: int) -> str:
     return f"{ns // 1000}.{ns % 1000:03d}"
 
 
-def timeline_events(actor: Actor, times: ActorTimes, memory: Sequence[tuple[int, int]] | None = None):
-    """The JSON text of each event of one actor."""
-    pid = actor.rank
-    yield json.dumps({"ph": "M", "pid": pid, "name": "process_name", "args": {"name": _ranks_name(actor.ranks)}})
+def timeline_events(actor: Actor, times: ActorTimes, memory: Sequence[tuple[int, int]] | None = None,
+                    rank: int | None = None):
+    """The JSON text of each event of one actor: as the ranks it stands for, or as one of
+    them (`rank`: its own process; the group and peer args are the representative's, so
+    only its slices carry them)."""
+    pid = actor.rank if rank is None else rank
+    name = _ranks_name(actor.ranks) if rank is None else f"rank {rank}"
+    yield json.dumps({"ph": "M", "pid": pid, "name": "process_name", "args": {"name": name}})
     yield json.dumps({"ph": "M", "pid": pid, "name": "process_sort_index", "args": {"sort_index": pid}})
     for engine, name in enumerate(ENGINES):
         yield json.dumps({"ph": "M", "pid": pid, "tid": _TID[engine], "name": "thread_name", "args": {"name": name}})
@@ -50,6 +54,8 @@ def timeline_events(actor: Actor, times: ActorTimes, memory: Sequence[tuple[int,
             args = f'{{"kind":"compute","flops":{program.flops[n]},"bytes":{program.size[n]}}}'
         elif kind == COPY:
             args = f'{{"kind":"copy","bytes":{program.size[n]}}}'
+        elif rank is not None and rank != actor.rank:
+            args = f'{{"kind":"{KIND_NAMES[kind]}","bytes":{program.size[n]}}}'
         else:
             r = resolved[program.comm[n]]
             if kind == COLL and isinstance(r, Collective):
@@ -65,8 +71,9 @@ def timeline_events(actor: Actor, times: ActorTimes, memory: Sequence[tuple[int,
 
 def write_timeline(path: str, actors: Sequence[Actor], times: Sequence[ActorTimes],
                    memory: Sequence[Sequence[tuple[int, int]] | None] | None = None,
-                   metadata: dict | None = None) -> None:
-    """The timeline of every actor, written to a temporary name and renamed."""
+                   metadata: dict | None = None, ranks: Sequence[int] | None = None) -> None:
+    """The timeline written to a temporary name and renamed: one process per actor (the
+    ranks that behave identically as one), or, with `ranks`, one per listed rank."""
     temporary = f"{path}.tmp{os.getpid()}"
     memory = memory or [None] * len(actors)
     try:
@@ -75,12 +82,15 @@ def write_timeline(path: str, actors: Sequence[Actor], times: Sequence[ActorTime
             out.write(json.dumps(metadata or {}))
             out.write(',"traceEvents":[\n')
             first = True
+            wanted = None if ranks is None else set(ranks)
             for actor, t, mem in zip(actors, times, memory):
-                for event in timeline_events(actor, t, mem):
-                    if not first:
-                        out.write(",\n")
-                    out.write(event)
-                    first = False
+                shown = [None] if wanted is None else [r for r in actor.ranks if r in wanted]
+                for rank in shown:
+                    for event in timeline_events(actor, t, mem, rank):
+                        if not first:
+                            out.write(",\n")
+                        out.write(event)
+                        first = False
             out.write("\n]}\n")
         os.replace(temporary, path)
     except BaseException:

@@ -11,7 +11,12 @@
 # RUN: %python %s %t/ring
 # RUN: stagec simulate %t/ring --network %S/../../../unit/sim/data/ring_8npus.yml --system %S/../../../unit/sim/data/ring_1chunk.json --json | filecheck %s --check-prefix=RING
 # RUN: stagec simulate %t/ring --network %S/../../../unit/sim/data/ring_8npus.yml --system %S/../../../unit/sim/data/ring_1chunk.json --timeline %t/ring.json | filecheck %s --check-prefix=TABLE
-# RUN: %python -c "import json, sys; d = json.load(open(sys.argv[1])); print(sum(e['ph'] == 'X' for e in d['traceEvents']))" %t/ring.json | filecheck %s --check-prefix=SLICES
+# The 8 ranks behave identically: one process with 2 slices stands for them; with
+# --timeline-ranks all, each rank has its own with its 2 nodes' slices.
+# RUN: %python -c "import json, sys; d = json.load(open(sys.argv[1])); print(sum(e['ph'] == 'X' for e in d['traceEvents']))" %t/ring.json | filecheck %s --check-prefix=ONE
+# RUN: stagec simulate %t/ring --network %S/../../../unit/sim/data/ring_8npus.yml --system %S/../../../unit/sim/data/ring_1chunk.json --timeline %t/all.json --timeline-ranks all --quiet
+# RUN: %python -c "import json, sys; d = json.load(open(sys.argv[1])); print(sorted({e['pid'] for e in d['traceEvents']}), sum(e['ph'] == 'X' for e in d['traceEvents']))" %t/all.json | filecheck %s --check-prefix=ALL
+# RUN: not stagec simulate %t/ring --timeline-ranks 3-x 2>&1 | filecheck %s --check-prefix=RANKS
 # RUN: stagec simulate --model llama3.2-1b --tp 2 --pp 2 --batch 4 --seq 128 --quiet | filecheck %s --check-prefix=IR
 # RUN: not stagec simulate 2>&1 | filecheck %s --check-prefix=NEITHER
 # RUN: not stagec simulate %t/ring --model llama3.2-1b 2>&1 | filecheck %s --check-prefix=NEITHER
@@ -28,7 +33,9 @@
 
 # TABLE: iteration time: 0.682 ms
 # TABLE: timeline: {{.*}}ring.json
-# SLICES: 16
+# ONE: {{^}}2{{$}}
+# ALL: [0, 1, 2, 3, 4, 5, 6, 7] 16
+# RANKS: error: argument --timeline-ranks: '3-x': 'all' or ranks like 0,4-7
 
 # IR: llama3.2-1b: 4 ranks, pp=2 tp=2; 2 simulated (identical ranks once)
 # IR: iteration time: {{[0-9.,]+}} ms

@@ -5,6 +5,7 @@ memory is `stagec stats`'s, and the timeline holds one slice per node."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -161,3 +162,54 @@ def test_a_trace_directory_decodes_one_file_per_class_only_while_its_files_are_u
     (tmp_path / "trace.ranks.json").unlink()
     slow, _, _ = read_trace_dir(str(tmp_path), network)
     assert len(decoded) == world and per_rank(slow, simulate(slow)) == expected
+
+
+def _write_ring_job(directory, nodes_of_rank):
+    from stagec.runtime.chakra.wire import TraceWriter
+
+    for rank in range(8):
+        with TraceWriter(f"{directory}/trace.{rank}.et") as w:
+            for node in nodes_of_rank(rank):
+                w.write(node)
+
+
+def test_a_trace_on_astra_sims_files_takes_the_time_derived_by_hand(tmp_path):
+    # ../shared/ASTRA-SIM.md: an all-reduce of 16 MiB on 8 ranks of a 50 GB/s, 500 ns
+    # ring, one chunk, takes 10 + 14 * 39,572 + 7 * 3,930 = 581,528 ns. Independent of a
+    # 100 us compute node it overlaps it; a 50 us node after both ends at 631,528 ns. On
+    # rank 3 the compute takes 700 us: every rank's all-reduce then starts at 700,000
+    # (stagec starts a collective when its last member issues it) and rank 3 ends at
+    # 700,000 + 581,528 + 50,000 = 1,331,528 ns, the others 50 us after the all-reduce too.
+    from stagec.runtime.chakra.schema import CommType, Node, NodeType
+
+    def nodes(rank):
+        return [
+            Node(0, "compute", NodeType.COMP_NODE, duration_micros=700 if rank == 3 else 100),
+            Node(1, "all_reduce", NodeType.COMM_COLL_NODE,
+                 data_deps=[0] if rank == 3 else [],
+                 attrs={"comm_type": int(CommType.ALL_REDUCE), "comm_size": 16 << 20}),
+            Node(2, "after", NodeType.COMP_NODE, data_deps=[0, 1], duration_micros=50),
+        ]
+
+    _write_ring_job(tmp_path, nodes)
+    data = Path(__file__).parent / "data"
+    network = NetworkModel.from_astra(str(data / "ring_8npus.yml"), str(data / "ring_1chunk.json"))
+    actors, _, _ = read_trace_dir(str(tmp_path), network)
+    finish = {r: t.finish for a, t in zip(actors, simulate(actors)) for r in a.ranks}
+    assert finish == {r: 700_000 + 581_528 + 50_000 for r in range(8)}
+    # without rank 3's dependency every rank overlaps compute and the all-reduce
+    (tmp_path / "trace.3.et").unlink()
+
+    def overlapped(rank):
+        return [
+            Node(0, "compute", NodeType.COMP_NODE, duration_micros=100),
+            Node(1, "all_reduce", NodeType.COMM_COLL_NODE,
+                 attrs={"comm_type": int(CommType.ALL_REDUCE), "comm_size": 16 << 20}),
+            Node(2, "after", NodeType.COMP_NODE, data_deps=[0, 1], duration_micros=50),
+        ]
+
+    _write_ring_job(tmp_path, overlapped)
+    actors, _, _ = read_trace_dir(str(tmp_path), network)
+    assert len(actors) == 1  # eight identical ranks, simulated once
+    (times,) = simulate(actors)
+    assert times.finish == 581_528 + 50_000

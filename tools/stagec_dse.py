@@ -88,7 +88,8 @@ def evaluate(base: list[str], hardware_name: str, hbm_bytes: int, strategy):
         hardware = load_hardware(hardware_name)
         world = args.dp * args.fsdp * args.ep * args.cp * args.tp * args.pp
         network = NetworkModel.from_hardware(hardware, world)
-        report = simulate_module(module, network, bindings, cost=_cost_model(args), fork=False, hardware=hardware)
+        report = simulate_module(module, network, bindings, cost=_cost_model(args), fork=False, hardware=hardware,
+                                 outer_stages=True)
     except (UsageError, DiagnosticException, EmitError, SimulationError, ValueError) as error:
         point.error = str(error).splitlines()[0][:200]
         return point

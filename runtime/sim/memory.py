@@ -42,11 +42,18 @@ def _series(actor, times, totals: np.ndarray, iterations: int) -> list[tuple[int
     return list(zip(at[keep].tolist(), used[keep].tolist()))
 
 
-def class_timelines(module, bindings: Mapping[str, int], hardware=None) -> list[tuple]:
+def class_timelines(module, bindings: Mapping[str, int], hardware=None, *, outer_stages: bool = False) -> list[tuple]:
     """(ranks, live peak, reserved peak or None, live bytes per schedule position) of
     each rank class, as passes/analysis/accounting.py `account` and `stagec stats`
     find them (the memory part only); the reserved peak (passes/analysis/reserved.py)
-    needs `hardware`."""
+    needs `hardware`.
+
+    `outer_stages`: of a pipeline, only the first and the last stage, which bound the
+    others: stg-pipeline gives every stage the same number of layers, an inner stage
+    holds no embedding and no head, and under both schedules it keeps at most as many
+    micro-batches in flight as the first stage (1F1B: pp - k at stage k), so its peak is
+    at most the first stage's (tests/unit/sim/test_dse.py checks it). `stagec dse`
+    wants each strategy's largest peak only."""
     from stagec.passes.analysis.accounting import find_function, mesh_ops, module_bindings, world_ranks
     from stagec.passes.analysis.calls import inline_calls, ranks_at, stage_programs
     from stagec.passes.analysis.liveness import Evaluator
@@ -56,6 +63,10 @@ def class_timelines(module, bindings: Mapping[str, int], hardware=None) -> list[
     stages = stage_programs(module)
     if stages:
         mesh = next(iter(mesh_ops(module)), None)
+        if outer_stages:
+            first = min(stages, key=lambda p: p.coordinates["pp"])
+            last = max(stages, key=lambda p: p.coordinates["pp"])
+            stages = [first] if first is last else [first, last]
         programs = [(p.function, ranks_at(mesh, p.coordinates, ev)) for p in stages]
     else:
         programs = [(find_function(module), world_ranks(module, ev))]
@@ -71,11 +82,11 @@ def class_timelines(module, bindings: Mapping[str, int], hardware=None) -> list[
     return out
 
 
-def safe_class_timelines(module, bindings, hardware=None):
+def safe_class_timelines(module, bindings, hardware=None, outer_stages: bool = False):
     """class_timelines, or None where the analysis cannot account the module (the
     report then says n/a; the simulation does not depend on it)."""
     try:
-        return class_timelines(module, bindings, hardware)
+        return class_timelines(module, bindings, hardware, outer_stages=outer_stages)
     except Exception:  # noqa: BLE001 - AccountingError and sizes it cannot evaluate
         return None
 
@@ -92,9 +103,11 @@ class MemoryAnalysis:
     forks (it takes about as long as emitting and simulating a large job, so the two
     run side by side on two cores), else run when asked for."""
 
-    def __init__(self, module, bindings: Mapping[str, int], *, hardware=None, background: bool = True):
+    def __init__(self, module, bindings: Mapping[str, int], *, hardware=None, background: bool = True,
+                 outer_stages: bool = False):
         global _FORKED
         self.module, self.bindings, self.hardware = module, dict(bindings), hardware
+        self.outer_stages = outer_stages
         self.pool = self.pending = None
         if background:
             import multiprocessing
@@ -103,14 +116,14 @@ class MemoryAnalysis:
                 context = multiprocessing.get_context("fork")
             except ValueError:
                 return
-            _FORKED = (module, self.bindings, hardware)
+            _FORKED = (module, self.bindings, hardware, outer_stages)
             self.pool = context.Pool(1)
             self.pending = self.pool.apply_async(_forked_timelines)
             _FORKED = None
 
     def result(self):
         if self.pending is None:
-            return safe_class_timelines(self.module, self.bindings, self.hardware)
+            return safe_class_timelines(self.module, self.bindings, self.hardware, self.outer_stages)
         try:
             return self.pending.get()
         finally:

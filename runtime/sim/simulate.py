@@ -15,16 +15,18 @@ def _progress(progress, what: str):
 
 def simulate_module(module, network, bindings: Mapping[str, int], *, cost=None, options=None,
                     timeline: str | None = None, progress=None, memory: bool = True, fork: bool = True,
-                    hardware=None, timeline_ranks=None) -> SimReport:
+                    hardware=None, timeline_ranks=None, outer_stages: bool = False) -> SimReport:
     """Simulate `module` (scheduled IR, sizes bound by `bindings`) on `network`; the
     memory analysis runs beside it in a forked process unless `fork` is off; with a
-    `hardware` description the reserved peak is reported too."""
+    `hardware` description the reserved peak is reported too; `outer_stages` analyses
+    the memory of a pipeline's first and last stage only (memory.py: they bound the
+    others; the inner stages' memory is then not reported)."""
     from stagec.runtime.chakra.emit import EmitOptions, build_programs
     from stagec.runtime.sim.from_ir import build_actors
     from stagec.runtime.sim.memory import MemoryAnalysis, memory_of
 
     options = options or EmitOptions()
-    analysis = MemoryAnalysis(module, bindings, hardware=hardware, background=fork) if memory else None
+    analysis = MemoryAnalysis(module, bindings, hardware=hardware, background=fork, outer_stages=outer_stages) if memory else None
     try:
         programs, space = build_programs(module, bindings, cost=cost, options=options)
         actors = build_actors(programs, space, network)

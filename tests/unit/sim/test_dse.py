@@ -1,0 +1,52 @@
+"""`stagec dse`'s parts: the Pareto front, the strategies' command lines, and the claim
+that a pipeline's first and last stage bound its memory (what dse analyses)."""
+
+from __future__ import annotations
+
+import pytest
+
+from stagec.runtime.cost.hardware_description import load_hardware
+from stagec.runtime.sim.dse import Point, Strategy, pareto_front
+from stagec.runtime.sim.memory import class_timelines
+from stagec.tools.stagec_cli import _parser
+from stagec.tools.step import micro_batches_for, step_bindings, step_module
+
+
+def point(label: str, seconds: float, gib: float, error: str | None = None) -> Point:
+    return Point(Strategy(tp=int(label)), seconds * 1e9, None, int(gib * 2**30), error)
+
+
+def test_pareto_front_keeps_what_nothing_beats_on_both_axes():
+    # (time s, memory GiB): a (1, 50) and c (3, 20) and e (5, 10) are each best at their
+    # memory; b (2, 60) is beaten by a on both, d (4, 25) by c, f errs.
+    points = [point("1", 1, 50), point("2", 2, 60), point("3", 3, 20), point("4", 4, 25), point("5", 5, 10),
+              point("6", 0.5, 5, error="refused")]
+    front = pareto_front(points)
+    assert [p.strategy.tp for p in front] == [5, 3, 1]
+
+
+def test_a_strategy_is_the_command_line_that_reruns_it():
+    s = Strategy(tp=4, pp=2, cp=2, data=8, fsdp=False, zero=1, recompute=True, micro_batch=2)
+    assert s.label == "tp4+sp pp2 cp2 dp8 zero1 mbs2 recompute"
+    args = _parser().parse_args(["simulate", "--model", "llama3-8b", *s.argv()])
+    assert (args.tp, args.pp, args.cp, args.dp, args.fsdp, args.zero, args.recompute, args.micro_batch, args.sp) == \
+        (4, 2, 2, 8, 1, 1, True, 2, True)
+
+
+@pytest.mark.parametrize("argv", [
+    ["--model", "llama3.2-1b", "--pp", "4", "--dp", "2", "--micro-batches", "8"],
+    ["--model", "llama3.2-1b", "--pp", "4", "--tp", "2", "--sp", "--micro-batches", "6", "--recompute"],
+    ["--model", "llama3.2-1b", "--pp", "4", "--micro-batches", "4", "--schedule", "gpipe"],
+    ["--model", "mixtral-8x7b", "--pp", "4", "--ep", "2", "--micro-batches", "5"],
+])
+def test_the_first_and_last_stage_bound_every_stage(argv):
+    args = _parser().parse_args(["simulate", *argv, "--seq", "512"])
+    micro_batches = micro_batches_for(args)
+    module = step_module(args, micro_batches)
+    bindings = step_bindings(args, micro_batches)
+    hardware = load_hardware("h100-sxm")
+    every = class_timelines(module, bindings, hardware)
+    outer = class_timelines(module, bindings, hardware, outer_stages=True)
+    assert len(every) == 4 and len(outer) == 2
+    assert max(c[1] for c in every) == max(c[1] for c in outer)  # live
+    assert max(c[2] for c in every) == max(c[2] for c in outer)  # reserved

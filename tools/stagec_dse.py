@@ -42,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpus", required=True, type=positive_int, help="number of GPUs")
     parser.add_argument("--hbm", required=True, type=float, metavar="GiB", help="device memory per GPU, GiB")
     parser.add_argument("--batch", type=positive_int, metavar="SEQUENCES",
-                        help="global batch in sequences (default: a quarter of --gpus, at least 8)")
+                        help="global batch in sequences (default: an eighth of --gpus, at least 8)")
     parser.add_argument("--seq", type=positive_int, default=4096, help="sequence length (default: %(default)s)")
     parser.add_argument("--dtype", default="bf16", choices=("bf16", "f16", "f32"), help="(default: %(default)s)")
     parser.add_argument("--hardware", default="h100-sxm", metavar="NAME|FILE",
@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> None:
         raise UsageError(f"--hbm {args.hbm}: a positive size in GiB, e.g. 80")
     if not args.plot.lower().endswith(".png"):
         raise UsageError(f"--plot '{args.plot}': the plot is a PNG file; name it FILE.png")
-    batch = args.batch or max(8, args.gpus // 4)
+    batch = args.batch or max(8, args.gpus // 8)
     candidates = strategies(config, args.gpus, batch, args.seq, gpus_per_node=hardware.gpus_per_node,
                             micro_batches=sizes, max_cp=args.max_cp)
     if not candidates:

@@ -8,7 +8,8 @@ micro-batch size - so every point can be rerun and inspected on its own. Enumera
 keeps what the sharding rules allow before anything is built: tp divides the query
 heads and divides or is a multiple of the key/value heads, and stays inside a node;
 pp divides the layers; ep divides the experts (MoE only); tp x pp x cp x ep divides the
-GPUs; the global batch is a whole number of micro-batches on every replica; with
+GPUs; the global batch is a whole number of micro-batches on every replica, at least
+one per pipeline stage; with
 sequence parallelism (on whenever tp > 1, as Megatron runs it) and cp the sequence
 divides. A strategy the passes still refuse is reported as invalid with their reason
 and left out of the front.
@@ -95,8 +96,8 @@ def strategies(config, gpus: int, batch: int, seq: int, *, gpus_per_node: int = 
             continue  # sequence parallelism splits S over tp, context parallelism over cp
         data = replicas // ep
         for mbs in micro_batches:
-            if batch % (replicas * mbs):
-                continue
+            if batch % (replicas * mbs) or batch // (replicas * mbs) < pp:
+                continue  # whole micro-batches on every replica, at least one per stage
             for recompute in (False, True):
                 kinds = [(False, 0)] if data == 1 and ep == 1 else [(False, 0), (False, 1), (False, 2), (True, 0)]
                 for fsdp, zero in kinds:

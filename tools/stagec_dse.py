@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="hardware description: compute, links, GPUs per node (default: %(default)s)")
     parser.add_argument("--micro-batches", default="1,2", metavar="LIST",
                         help="micro-batch sizes to try, comma-separated (default: %(default)s)")
-    parser.add_argument("--max-cp", type=positive_int, default=2, help="largest context-parallel degree (default: %(default)s)")
+    parser.add_argument("--max-cp", type=positive_int, default=4, help="largest context-parallel degree (default: %(default)s)")
     parser.add_argument("--jobs", type=positive_int, help="worker processes (default: one per core)")
     parser.add_argument("--plot", default="dse.png", metavar="FILE.png", help="the plot (default: %(default)s)")
     parser.add_argument("--json", action="store_true", help="print every point as JSON instead of the table")

@@ -12,8 +12,9 @@ Checked: the paper's trends (decode throughput per GPU rises with the cluster,
 prefill's falls), and stagec's numbers against values derived here by hand: what
 decode gains per doubling is the expert weights a GPU no longer reads, and prefill's
 communication is the all-to-all bytes through the NIC. The paper's own numbers differ
-by large factors (decode 5.8x to 5.9x slower, prefill 1.6x to 2.7x faster than stagec's);
-docs/inference.md explains each difference. Run with `-s` to see the table.
+by large factors (its decode steps 5.9x to 6.1x stagec's, its prefill steps 1.5x to
+2.7x shorter), which no tolerance here hides: docs/inference.md ("Table IX") explains
+each. Run with `-s` to see the table.
 """
 
 from __future__ import annotations

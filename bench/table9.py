@@ -118,8 +118,7 @@ def network_dicts(cluster: int, hardware, all_to_all: str = "direct") -> tuple[d
 
     `all_to_all="ring"` instead gives ASTRA-sim's ring all-to-all on one Switch of n
     GPUs at the NIC's bandwidth (congestion unaware, ASTRA-sim's default): n(n-1)/2
-    steps of S/n, each rank sending (n-1)/2 * S, the model a STAGE + ASTRA-sim study
-    gets unless it asks for direct (docs/inference.md compares the two)."""
+    steps of S/n, each rank sending (n-1)/2 * S (docs/inference.md compares the two)."""
     if all_to_all not in ("direct", "ring"):
         raise ValueError(f"all_to_all must be direct or ring, not {all_to_all!r}")
     link = hardware.inter_node

@@ -7,7 +7,9 @@ spellings are accepted where HF's own configs use them: GPT-2's `n_embd`, `n_lay
 DeepSeek's `n_routed_experts` for Mixtral's `num_local_experts`.
 
 stagec adds one key of its own: `capacity_factor` (default 1.0), the expert capacity
-C = capacity_factor * top_k * B * S / E of the MoE templates.
+C = capacity_factor * top_k * B * S / E of the MoE templates: a positive number, or an
+exact fraction as a string ("18/7") or a `fractions.Fraction`, for a capacity no
+decimal gives (one slot per expert and rank in a decode step, docs/inference.md).
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ FAMILIES: dict[str, str] = {
     "mixtral": "mixtral",
     "deepseek": "deepseek_moe",
     "deepseek_v2": "deepseek_v2",
+    # DeepSeek-V3/R1: V2's MLA and DeepSeek-MoE at V3's sizes; V3's sigmoid, group-limited
+    # router is built as V2's softmax top-k (named.py "deepseek-r1", docs/inference.md)
+    "deepseek_v3": "deepseek_v2",
     "mamba": "mamba",
 }
 
@@ -103,7 +108,7 @@ class ModelConfig:
     first_k_dense_replace: int = 0
     norm_topk_prob: bool = False
     routed_scaling_factor: float = 1.0
-    capacity_factor: float = 1.0
+    capacity_factor: float | Fraction = 1.0
     # multi-head latent attention
     q_lora_rank: int | None = None
     kv_lora_rank: int | None = None
@@ -123,7 +128,8 @@ class ModelConfig:
 
     @property
     def capacity(self) -> Fraction:
-        """capacity_factor as an exact fraction (1.25 -> 5/4) for symbolic sizes."""
+        """capacity_factor as an exact fraction (1.25 -> 5/4, "18/7" -> 18/7) for
+        symbolic sizes."""
         return Fraction(str(self.capacity_factor))
 
     @classmethod
@@ -163,6 +169,19 @@ class ModelConfig:
                 raise ConfigError(f"{where}: '{key}' must be a positive number, not {value!r}")
             return float(value)
 
+        def capacity_factor() -> float | Fraction:
+            value = get("capacity_factor", 1.0)
+            if isinstance(value, (str, Fraction)):
+                try:
+                    exact = Fraction(value)
+                except (ValueError, ZeroDivisionError):
+                    exact = None
+                if exact is None or exact <= 0:
+                    raise ConfigError(f"{where}: 'capacity_factor' must be a positive number or fraction "
+                                      f"like \"18/7\", not {value!r}")
+                return exact
+            return number("capacity_factor", 1.0)
+
         hidden = integer("hidden_size")
         heads = integer("num_attention_heads")
         fields: dict[str, Any] = dict(
@@ -177,7 +196,7 @@ class ModelConfig:
             layer_norm_epsilon=number("layer_norm_epsilon", 1e-5),
             rope_theta=number("rope_theta", 10000.0),
             tie_word_embeddings=bool(get("tie_word_embeddings", _TIED_BY_DEFAULT.get(family, False))),
-            capacity_factor=number("capacity_factor", 1.0),
+            capacity_factor=capacity_factor(),
             source=source,
             raw=dict(data),
         )

@@ -1,4 +1,6 @@
-"""Multi-head latent attention and DeepSeek-V2 (stage.md Table II: Multi-latent).
+"""Multi-head latent attention and DeepSeek-V2 (stage.md Table II: Multi-latent), which
+also builds DeepSeek-V3/R1 (model_type deepseek_v3: the same blocks at V3's sizes; its
+router as V2's, moe.py).
 
 Queries come from q_proj (or the low-rank q_a_proj -> q_a_layernorm -> q_b_proj when
 q_lora_rank is set) as N heads of DN + DR; keys and values from one compressed

@@ -18,7 +18,10 @@ layers dense: those form the first stack (L layers, `model.layers.*`), the MoE l
 second (L2 layers, `model.moe_layers.*`; HF's layer index is first_k_dense_replace + i).
 A config without dense layers has one MoE stack, `model.layers.*`, of L layers.
 Left out: the router's auxiliary load-balancing loss, and DeepSeek-V2's device-limited
-(group) routing, which is plain top-k for V2-Lite's `greedy` method.
+(group) routing, which is plain top-k for V2-Lite's `greedy` method. DeepSeek-V3/R1's
+router (sigmoid scores, the aux-loss-free correction bias, top-k within the best 4 of
+8 expert groups) is built as this softmax top-k: other experts are chosen, with the
+same shapes and dispatch (docs/inference.md, "Table IX").
 """
 
 from __future__ import annotations

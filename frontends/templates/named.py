@@ -182,6 +182,56 @@ NAMED_CONFIGS: dict[str, dict[str, Any]] = {
         "tie_word_embeddings": False,
         "hidden_act": "silu",
     },
+    # DeepSeek-R1 is DeepSeek-V3's architecture (671B; DeepSeek-V3 technical report
+    # §2, §4.2): 61 layers (3 dense), MLA, 256 routed experts top-8 plus one shared.
+    # It builds with the DeepSeek-V2 template (model_type deepseek_v3 -> deepseek_v2,
+    # config.py): the sizes and costs are V3's; the router is V2's softmax top-k, not
+    # V3's sigmoid scores with the aux-loss-free bias and group-limited top-k
+    # (n_group 8, topk_group 4), which select different experts but dispatch the same
+    # top-8 shapes (docs/inference.md, "Table IX"). Left out of the copy besides the
+    # usual keys: num_nextn_predict_layers 1 (the multi-token-prediction module, unused
+    # by a decode step of the main model) and the FP8 quantization_config.
+    "deepseek-r1": {
+        "_source": "https://huggingface.co/deepseek-ai/DeepSeek-R1/blob/main/config.json",
+        "model_type": "deepseek_v3",
+        "hidden_size": 7168,
+        "intermediate_size": 18432,
+        "moe_intermediate_size": 2048,
+        "num_hidden_layers": 61,
+        "num_attention_heads": 128,
+        "num_key_value_heads": 128,
+        "n_routed_experts": 256,
+        "n_shared_experts": 1,
+        "num_experts_per_tok": 8,
+        "first_k_dense_replace": 3,
+        "moe_layer_freq": 1,
+        "norm_topk_prob": True,
+        "routed_scaling_factor": 2.5,
+        "scoring_func": "sigmoid",
+        "topk_method": "noaux_tc",
+        "n_group": 8,
+        "topk_group": 4,
+        "q_lora_rank": 1536,
+        "kv_lora_rank": 512,
+        "qk_nope_head_dim": 128,
+        "qk_rope_head_dim": 64,
+        "v_head_dim": 128,
+        "max_position_embeddings": 163840,
+        "vocab_size": 129280,
+        "rms_norm_eps": 1e-6,
+        "rope_theta": 10000,
+        "rope_scaling": {
+            "beta_fast": 32,
+            "beta_slow": 1,
+            "factor": 40,
+            "mscale": 1.0,
+            "mscale_all_dim": 1.0,
+            "original_max_position_embeddings": 4096,
+            "type": "yarn",
+        },
+        "tie_word_embeddings": False,
+        "hidden_act": "silu",
+    },
     "mamba-130m": {
         "_source": "https://huggingface.co/state-spaces/mamba-130m-hf/blob/main/config.json",
         "model_type": "mamba",

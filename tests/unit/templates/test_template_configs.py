@@ -32,6 +32,9 @@ PUBLISHED = {
     "deepseek-moe-16b": 16.4e9,
     # DeepSeek-AI 2024, "DeepSeek-V2", §1 and the DeepSeek-V2-Lite model card: 15.7B total.
     "deepseek-v2-lite": 15.7e9,
+    # DeepSeek-AI 2024, "DeepSeek-V3 Technical Report", abstract: 671B total parameters
+    # (37B activated per token); DeepSeek-R1 shares the architecture (its config.json).
+    "deepseek-r1": 671e9,
     # Gu & Dao 2023, "Mamba", Table 3 / state-spaces/mamba-130m: 130M (129.1M with conv1d).
     "mamba-130m": 130e6,
 }
@@ -73,6 +76,35 @@ def test_named_config_builds_verified_forward(name, dtype):
     # layers are stg.repeat bodies, never copies: one repeat per stack, counts L (and L2)
     repeats = [op.count_expr for op in module.walk() if isinstance(op, stg.RepeatOp)]
     assert [str(r) for r in repeats] == (["L", "L2"] if "L2" in bound else ["L"])
+
+
+def test_deepseek_r1_count_derived():
+    """DeepSeek-V3/R1 by hand: untied embedding and head, 61 MLA layers, 3 dense FFNs,
+    58 MoE layers of 256 experts, one shared expert and the router, the final norm.
+    The template leaves out V3's e_score_correction_bias (256 per MoE layer) and the
+    multi-token-prediction module (not part of the 671B)."""
+    h, v, layers, dense, moe = 7168, 129280, 61, 3, 58
+    # q_a [1536, H], q_a_layernorm, q_b [128*(128+64), 1536], kv_a [512+64, H],
+    # kv_a_layernorm, kv_b [128*(128+128), 512], o [H, 128*128], two RMSNorms
+    attention = h * 1536 + 1536 + 1536 * 128 * 192 + h * 576 + 512 + 512 * 128 * 256 + 128 * 128 * h + 2 * h
+    expert = 3 * h * 2048
+    ffn_moe = 256 * h + 256 * expert + expert  # router, routed, shared
+    expected = 2 * v * h + layers * attention + dense * 3 * h * 18432 + moe * ffn_moe + h
+    assert parameter_count(build_model("deepseek-r1")) == expected == 671_026_404_352
+
+
+def test_deepseek_v3_builds_with_the_v2_template_and_exact_capacity():
+    config = load_config("deepseek-r1", n_routed_experts=288, capacity_factor="18/7")
+    assert (config.model_type, config.family, config.num_local_experts) == ("deepseek_v3", "deepseek_v2", 288)
+    module = build_model(config)
+    (dispatch,) = [op for op in module.walk() if isinstance(op, stg.MoeDispatchOp)]
+    # C = 18/7 * top-8 * B * S / E
+    assert str(dispatch.result.type.shape[1]) == "144*B*S/(7*E)"
+    assert dispatch.top_k.value.data == 8
+    with pytest.raises(ConfigError, match="'capacity_factor' must be a positive number or fraction"):
+        load_config("deepseek-r1", capacity_factor="-1/2")
+    with pytest.raises(ConfigError, match="'capacity_factor' must be a positive number or fraction"):
+        load_config("deepseek-r1", capacity_factor="lots")
 
 
 def test_config_symbols():

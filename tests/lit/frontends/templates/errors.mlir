@@ -4,7 +4,7 @@
 // RUN: not stagec ir --model %S/Inputs/no-layers.json 2>&1 | filecheck %s --check-prefix=KEY
 // RUN: not stagec ir --model %S/Inputs/bad-heads.json 2>&1 | filecheck %s --check-prefix=HEADS
 
-// UNKNOWN:      stagec: error: unknown model 'llama9'; built-in: llama-mlp; named configs: gpt3-5b, gpt3-175b, llama3-8b, llama3-70b, llama3.2-1b, mixtral-8x7b, deepseek-moe-16b, deepseek-v2-lite, mamba-130m; or a config.json path
+// UNKNOWN:      stagec: error: unknown model 'llama9'; built-in: llama-mlp; named configs: gpt3-5b, gpt3-175b, llama3-8b, llama3-70b, llama3.2-1b, mixtral-8x7b, deepseek-moe-16b, deepseek-v2-lite, deepseek-r1, mamba-130m; or a config.json path
 // UNKNOWN-NOT:  Traceback
 
 // NOFILE:       stagec: error: no such config file: {{.*}}Inputs/missing.json

@@ -319,33 +319,58 @@ class StagecOptMain(xDSLOptMain):
                 f"{name}: error: the input is not UTF-8 text ({error})",
                 when_parsing=True,
             ) from None
+        if not _code(text).strip() and not self.args.no_implicit_module:
+            return ModuleOp([])  # an empty file or chunk: an empty module, as mlir-opt prints
         parser = LocatingParser(self.ctx, text, name, start_offset)
         try:
             return parser.parse_module(not self.args.no_implicit_module)
         except ParseError as error:
+            unclosed = _unclosed_brace(text) if error.span.start >= len(_code(text).rstrip()) else None
+            if unclosed is not None:
+                line, column = unclosed
+                raise IRError(
+                    f"{name}:{line + start_offset}:{column}: error: expected '}}' before the end of the input: "
+                    "the region or block opened here is not closed",
+                    when_parsing=True,
+                ) from None
             message = format_parse_error(error, start_offset)
             when_parsing = not isinstance(error, BuiltInvalidIR)
             raise IRError(message, when_parsing=when_parsing) from None
+        except RecursionError:
+            raise IRError(
+                f"{name}: error: the input nests regions more deeply than stagec-opt's parser can "
+                "follow (Python's recursion limit); flatten it or split it into functions",
+                when_parsing=True,
+            ) from None
 
     # -------------------------------------------------------------- running
 
     def run(self) -> None:
         chunks, file_extension = self.prepare_input()
+        failed: list[IRError] = []
         try:
             # -t chakra writes a directory: -o names it, the summary goes to stdout
             chakra = parse_spec(self.args.target).name == "chakra"
             with output_stream(None if chakra else self.args.output_file) as output:
-                for index, (chunk, line_offset) in enumerate(chunks):
-                    if index > 0:
-                        output.write("// -----\n")
+                written = 0
+                for chunk, line_offset in chunks:
                     try:
-                        output.write(self._process(chunk, file_extension, line_offset))
+                        text = self._process(chunk, file_extension, line_offset)
                     except IRError as error:
                         if not self._prints_diagnostic(error):
-                            raise
-                        output.write(f"{error}\n")
+                            if not self.args.split_input_file:
+                                raise
+                            # as mlir-opt: report the chunk, go on with the next
+                            print(error, file=sys.stderr)
+                            failed.append(error)
+                            continue
+                        text = f"{error}\n"
                     finally:
                         chunk.close()
+                    output.write(("// -----\n" if written else "") + text)
+                    written += 1
+                if failed:  # inside: a failed run keeps no -o file, as mlir-opt keeps none
+                    raise SystemExit(2)  # each chunk's error is printed already
         except ShrinkException:  # --shrink: the pass shrinkray is reducing for fired
             assert self.args.shrink
             print("Success, can shrink")
@@ -421,6 +446,50 @@ class StagecOptMain(xDSLOptMain):
         output = StringIO()
         target.emit(self.ctx, prog, output)
         return output.getvalue()
+
+
+def _code(text: str) -> str:
+    """`text` with its // comments blanked (string literals kept), same length."""
+    out = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while j < n and text[j] != '"' and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i:j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i))
+            i = j
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _unclosed_brace(text: str) -> tuple[int, int] | None:
+    """(line, column), 1-based, of the last '{' that no '}' closes; None if all close."""
+    code = _code(text)
+    opened: list[int] = []
+    in_string = False
+    for i, c in enumerate(code):
+        if c == '"':
+            in_string = not in_string
+        elif in_string:
+            continue
+        elif c == "{":
+            opened.append(i)
+        elif c == "}" and opened:
+            opened.pop()
+    if not opened:
+        return None
+    at = opened[-1]
+    line = code.count("\n", 0, at) + 1
+    return line, at - (code.rfind("\n", 0, at) + 1) + 1
 
 
 def _report_internal_error(error: BaseException) -> int:

@@ -65,7 +65,8 @@ def mlir_file(tmp_path: Path) -> Callable[[str], Path]:
 
 
 ERROR_CASES = {
-    "parse error": (["{file}"], MALFORMED, "input.mlir:3:1: error: "),
+    # the region the missing '}' would close opens at line 1, column 16 (issue 17, class 8)
+    "parse error": (["{file}"], MALFORMED, "input.mlir:1:16: error: expected '}' before the end of the input"),
     "verify error": (
         ["{file}"],
         INVALID,
@@ -202,7 +203,7 @@ def test_stdin_is_read_when_no_file_or_dash_is_given():
 
     result = run_stagec_opt(stdin=MALFORMED)
     assert result.returncode == 2
-    assert result.stderr.startswith("<stdin>:3:1: error: ")
+    assert result.stderr.startswith("<stdin>:1:16: error: expected '}' before the end of the input")
 
 
 # ---------------------------------------------------------------- -o FILE
@@ -233,7 +234,8 @@ def test_failed_run_keeps_the_previous_output(mlir_file, tmp_path: Path):
     output = tmp_path / "out.mlir"
     output.write_text("previous output\n")
 
-    # The first chunk is printed before the second fails: none of it may reach `output`.
+    # The first chunk is done before the second fails: as mlir-opt, the run goes on and
+    # fails, and a failed run keeps no output - none of it may reach `output`.
     result = run_stagec_opt(
         mlir_file(VALID + "// -----\n" + INVALID), "--split-input-file", "-o", output
     )

@@ -212,9 +212,24 @@ def _describe(strategy: dict) -> str:
     return " ".join(f"{k}={'true' if v is True else v}" for k, v in strategy.items()) or "one rank"
 
 
+PLOT_FORMATS = ("png", "pdf", "svg")
+
+
+def _check_plot_path(path: str | None) -> None:
+    """--timeline-png: a format matplotlib writes, named by its extension (checked
+    before any work, so a typo costs nothing)."""
+    if path is None:
+        return
+    extension = os.path.splitext(path)[1].lower().removeprefix(".")
+    if extension not in PLOT_FORMATS:
+        raise UsageError(f"--timeline-png '{path}': the plot's format comes from its extension; name it FILE.png "
+                         f"(or .{', .'.join(PLOT_FORMATS[1:])})")
+
+
 def run(args: argparse.Namespace) -> None:
     from stagec.passes.analysis.accounting import AccountingError, account
 
+    _check_plot_path(args.timeline_png)
     micro_batches = micro_batches_for(args)
     strategy = strategy_options(args)
     module = step_module(args, micro_batches)

@@ -22,6 +22,8 @@ place and the values:
 - every size that becomes a number is a positive integer (no `H/N = 10/4`, no zero
   repeat count), and every other expression that becomes a number is an integer;
 - each mesh axis has one size (the meshes, stg.config and the options agree);
+- every bound symbol occurs in the program (its types and attributes, a mesh axis,
+  stg.config), unless `allow-unused=true`: `s=64` for `S` is refused where it is made;
 - with `complete=true`, no symbol is left; otherwise unbound symbols stay symbolic;
 - the instantiated IR verifies.
 """
@@ -82,6 +84,11 @@ class StgInstantiate(ModulePass):
     complete: bool = False
     """Fail if any symbol is left without a value."""
 
+    allow_unused: bool = False
+    """Accept bindings of symbols the program does not have (one pipeline for several
+    programs, e.g. the chunks of a --split-input-file test); by default such a binding
+    is refused as the typo it usually is (`s=64` for `S`)."""
+
     def __post_init__(self) -> None:
         pairs = self.bindings.items() if isinstance(self.bindings, Mapping) else self.bindings
         object.__setattr__(self, "bindings", tuple(sorted(_checked_bindings(pairs).items())))
@@ -94,26 +101,31 @@ class StgInstantiate(ModulePass):
         complete = parameters.pop("complete", (False,))
         if len(complete) != 1 or not isinstance(complete[0], bool):
             raise ValueError(f"option 'complete' expects true or false, got {complete}")
+        allow_unused = parameters.pop("allow-unused", parameters.pop("allow_unused", (False,)))
+        if len(allow_unused) != 1 or not isinstance(allow_unused[0], bool):
+            raise ValueError(f"option 'allow-unused' expects true or false, got {allow_unused}")
         bindings: dict[str, int] = {}
         for symbol, values in parameters.items():
             if len(values) != 1 or type(values[0]) is not int:
                 given = ",".join(str(v) for v in values)
                 raise ValueError(f"option '{symbol}' binds a symbol to an integer, got '{given}'")
             bindings[symbol] = values[0]
-        return cls(tuple(bindings.items()), complete[0])
+        return cls(tuple(bindings.items()), complete[0], allow_unused[0])
 
     def spec(self, *, include_default: bool = False) -> ArgSpec:
         parameters: dict[str, tuple[int | bool, ...]] = {s: (v,) for s, v in self.bindings}
         if self.complete or include_default:
             parameters["complete"] = (self.complete,)
+        if self.allow_unused or include_default:
+            parameters["allow-unused"] = (self.allow_unused,)
         return ArgSpec(self.name, parameters)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        instantiate(op, dict(self.bindings), complete=self.complete)
+        instantiate(op, dict(self.bindings), complete=self.complete, allow_unused=self.allow_unused)
 
 
 def instantiate(
-    module: ModuleOp, bindings: Mapping[str, int], *, complete: bool = False
+    module: ModuleOp, bindings: Mapping[str, int], *, complete: bool = False, allow_unused: bool = False
 ) -> None:
     """Substitute `bindings` (and the module's stg.config, which they override) into
     `module` in place, with the checks of the module doc; raises InstantiationError."""
@@ -122,6 +134,8 @@ def instantiate(
     except ConfigError as error:
         _fail(module, str(error))
     options = _checked_bindings(bindings.items())
+    if not allow_unused:
+        _check_known(module, options, env)
     _record_overrides(module, options)
     env.update(options)
     instantiator = _Instantiator(env)
@@ -372,6 +386,46 @@ def _symbols_in(attr: Attribute, seen: dict[Attribute, frozenset[str]]) -> froze
         found = frozenset()
     seen[attr] = found
     return found
+
+
+def _program_symbols(module: ModuleOp) -> set[str]:
+    """Every symbol the module has: in its types and attributes, its meshes' axis
+    names, and its stg.config entries."""
+    seen: dict[Attribute, frozenset[str]] = {}
+    found: set[str] = set()
+    for op in module.walk():
+        if isinstance(op, MeshOp):
+            found.update(op.axis_names)
+        for attr in (
+            *(r.type for r in op.results),
+            *(a.type for region in op.regions for block in region.blocks for a in block.args),
+            *op.properties.values(),
+            *op.attributes.values(),
+        ):
+            found |= _symbols_in(attr, seen)
+    return found
+
+
+def _check_known(module: ModuleOp, options: Mapping[str, int], config: Mapping[str, int]) -> None:
+    """A binding of a symbol the program does not have is a mistake (`s=64` for `S`):
+    refused here, where it is made, rather than surfacing later as an unbound `S`."""
+    unknown = [s for s in options if s not in config]
+    if not unknown:
+        return
+    known = _program_symbols(module) | set(config)
+    unknown = [s for s in unknown if s not in known]
+    if not unknown:
+        return
+    import difflib
+
+    hints = []
+    for s in unknown:
+        close = [k for k in known if k.lower() == s.lower()] or difflib.get_close_matches(s, known, n=1, cutoff=0.7)
+        hints.append(f"'{s}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
+    raise InstantiationError(
+        f"stg-instantiate binds {', '.join(hints)}, which the program does not have; "
+        f"its symbols are {', '.join(sorted(known)) or 'none'} (allow-unused=true accepts the others)"
+    )
 
 
 def _check_complete(module: ModuleOp) -> None:

@@ -137,7 +137,8 @@ def test_local_sizes_commute_with_instantiation(data):
     env = model | mesh
     symbolic = [tuple(s.evaluate(env) for s in t.local_shape()) for t in tensor_types(module)]
 
-    instantiate(module, options, complete=True)
+    # the drawn model may bind symbols the drawn layouts do not use
+    instantiate(module, options, complete=True, allow_unused=True)
 
     after = tensor_types(module)
     assert [tuple(s.evaluate(env) for s in t.local_shape()) for t in after] == symbolic
@@ -151,8 +152,8 @@ def test_local_sizes_commute_with_instantiation(data):
     # Partial instantiation, then the rest, is the same as all at once.
     first = data.draw(st.sets(st.sampled_from(sorted(options)))) if options else set()
     stepwise = parse(text)
-    instantiate(stepwise, {k: v for k, v in options.items() if k in first})
-    instantiate(stepwise, {k: v for k, v in options.items() if k not in first}, complete=True)
+    instantiate(stepwise, {k: v for k, v in options.items() if k in first}, allow_unused=True)
+    instantiate(stepwise, {k: v for k, v in options.items() if k not in first}, complete=True, allow_unused=True)
     assert str(stepwise) == str(module)
 
 
@@ -210,7 +211,7 @@ def test_flops_commute_with_instantiation(data):
     func_op = next(op for op in module.walk() if op.name == "func.func")
     total = tuple(c.evaluate(env) for c in region_cost(func_op.body.block.ops))
 
-    instantiate(module, options, complete=True)
+    instantiate(module, options, complete=True, allow_unused=True)
 
     ops = [op for op in module.walk() if isinstance(op, CostInterface)]
     assert [(op.flops().evaluate(env), op.bytes_moved().evaluate(env)) for op in ops] == symbolic
@@ -293,3 +294,21 @@ def test_pass_error_is_exit_code_2_with_location(tmp_path, capsys):
         f"{path}: error: pass 'stg-instantiate' failed: 'func.func' op at {path}:3:3: "
         "dim 0 of %x ([B/dp, H]): B = 10 is not divisible by dp = 4\n"
     )
+
+
+def test_a_symbol_the_program_does_not_have_is_refused_where_it_is_bound():
+    # issue 17, class 7: `s=64` for `S` used to pass, to surface later as "unbound S"
+    text = """builtin.module {
+stg.mesh @m [dp]
+func.func @f() {
+  %x = stg.input "x" : !stg.tensor<[B/dp, S], bf16>
+  func.return
+}
+}
+"""
+    with pytest.raises(InstantiationError, match=r"binds 's' \(did you mean 'S'\?\), which the program does not have; "
+                                                  r"its symbols are B, S, dp \(allow-unused=true accepts the others\)"):
+        instantiate(parse(text), {"B": 8, "s": 64})
+    module = parse(text)
+    instantiate(module, {"B": 8, "s": 64, "dp": 2}, allow_unused=True)
+    assert "[8/dp, S]" in str(module)

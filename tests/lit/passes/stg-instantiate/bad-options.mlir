@@ -14,7 +14,7 @@
 // PAIR:     {{^}}stagec-opt: error: malformed option 'S' of pass 'stg-instantiate': expected symbol=integer pairs, as in 'stg-instantiate{B=8 S=4096}' or 'stg-instantiate{B=8,S=4096}'{{$}}
 // EQUALS:   {{^}}stagec-opt: error: malformed option 'B=8=9' of pass 'stg-instantiate': expected symbol=integer pairs
 // TWICE:    {{^}}stagec-opt: error: option 'B' of pass 'stg-instantiate' is given twice{{$}}
-// NAME:     {{^}}stagec-opt: error: option 'batch-size' of pass 'stg-instantiate' is neither a symbol name nor one of its options (complete){{$}}
+// NAME:     {{^}}stagec-opt: error: option 'batch-size' of pass 'stg-instantiate' is neither a symbol name nor one of its options (complete, allow-unused){{$}}
 // COMPLETE: {{^}}stagec-opt: error: option 'complete' of pass 'stg-instantiate' expects bool, got 'yes'{{$}}
 // OTHER:    {{^}}stagec-opt: error: unknown option 'B' for pass 'cse'
 

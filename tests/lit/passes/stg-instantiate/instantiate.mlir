@@ -1,4 +1,4 @@
-// RUN: stagec-opt %s --split-input-file --pass-pipeline='builtin.module(stg-instantiate{B=8 S=4096 H=1024 F=4096 N=16 D=64 L=32 M=4 dp=2 tp=4})' | filecheck %s
+// RUN: stagec-opt %s --split-input-file --pass-pipeline='builtin.module(stg-instantiate{B=8 S=4096 H=1024 F=4096 N=16 D=64 L=32 M=4 dp=2 tp=4 allow-unused=true})' | filecheck %s
 
 // Tensor dims: global sizes become numbers, split axes stay named (the mesh says
 // dp = 2); a size with a quotient of its own is substituted whole, 4*H = 4096.

@@ -67,6 +67,7 @@ from stagec.dialects.stg.memory import ReleaseOp, WaitOp
 from stagec.dialects.stg.schedule import SCHEDULED, GroupOp
 from stagec.dialects.stg.state import AssignOp, ParamOp
 from stagec.dialects.stg.structure import LoopOp, PhaseOp, YieldOp
+from stagec.passes.analysis.liveness import AccountingError
 from stagec.passes.deepcompile.block_profile import BlockProfile
 from stagec.passes.diagnostics import PassError
 from stagec.passes.schedule.grouping import VIEWS
@@ -128,6 +129,9 @@ def prefetch(module: ModuleOp, options: StgPrefetch = StgPrefetch(), *, profile:
         view = BlockProfile(module, profile, bindings, options.hardware)
     except ProfileError as error:
         raise PassError(str(error)) from None
+    except AccountingError as error:
+        raise PassError(f"stg-prefetch needs every size bound ({error}): run stg-instantiate{{B=.. S=..}} first, "
+                        "or give a profile (its schedule.bindings bind them)") from None
     limit = options.memory_limit
     if limit <= 0:
         from stagec.runtime.cost.hardware_description import load_hardware

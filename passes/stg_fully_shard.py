@@ -164,7 +164,6 @@ def _merge(members: list[AllGatherOp]) -> tuple[SSAValue, int]:
     buffer = _escape_to(first.result, home)
     for later in members[1:]:
         later.result.replace_all_uses_with(buffer)
-        param = _param_of(later.input)
         source = later.input
         later.detach()
         later.erase()
@@ -174,7 +173,6 @@ def _merge(members: list[AllGatherOp]) -> tuple[SSAValue, int]:
             source = owner.operands[0] if owner.operands else None
             owner.detach()
             owner.erase()
-        del param
     return buffer, len(members) - 1
 
 
@@ -198,8 +196,8 @@ def _common_block(ops: list[Operation]) -> Block:
 
 
 def _assigned_in(block: Block, name: str) -> bool:
-    return any(isinstance(op, AssignOp) and op.key == (name, None) for b in [block] for top in b.ops
-               for op in top.walk())
+    """Whether the parameter itself is written in `block` (an update between two reads)."""
+    return any(isinstance(op, AssignOp) and op.key == (name, None) for top in block.ops for op in top.walk())
 
 
 def _escape_to(value: SSAValue, home: Block) -> SSAValue:

@@ -13,8 +13,9 @@ carrying the group U of unscheduled all-gathers upward:
   P_mem(o_{i-1}) + m_U < M and m_U < M_prefetch, o_i joins U; otherwise U is scheduled
   at the current position (fused, below) and o_i starts a new U if it can pass o_{i-1}
   alone, else stays where it is;
-- at any other op, U is scheduled right before it when carrying U past o_{i-1} would
-  cross M (P_mem(o_{i-1}) + m_U >= M) or when o_{i-1} writes a parameter of U;
+- at any other op, U is scheduled right before it (right after it, when it is a
+  release) when carrying U past o_{i-1} would cross M (P_mem(o_{i-1}) + m_U >= M) or
+  when o_{i-1} writes a parameter of U;
 - what is left in U at the top is scheduled at the block's start.
 
 Two readings of the pseudocode, stated: its loop checks M only at all-gathers, which
@@ -254,13 +255,15 @@ class _Walker:
                 else:
                     out.append([op])
                 continue
+            if group and i > 0 and not can_pass(group, i - 1):
+                # U is scheduled right before op - or right after it when op is a
+                # release: issued as early, with the released buffer gone first
+                out.extend([group, op] if isinstance(op, ReleaseOp) else [op, group])
+                group = []
+                continue
             out.append(op)
-            if group:
-                if i > 0 and can_pass(group, i - 1):
-                    passes(group, i - 1)
-                elif i > 0:
-                    out.append(group)
-                    group = []
+            if group and i > 0:
+                passes(group, i - 1)
         if group:
             out.append(group)
         self._rewrite(block, out[::-1], units, ops)

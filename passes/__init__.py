@@ -83,6 +83,18 @@ def _stg_reuse_exchanges() -> type[ModulePass]:
     return StgReuseExchanges
 
 
+def _stg_fully_shard() -> type[ModulePass]:
+    from stagec.passes.stg_fully_shard import StgFullyShard
+
+    return StgFullyShard
+
+
+def _stg_prefetch() -> type[ModulePass]:
+    from stagec.passes.stg_prefetch import StgPrefetch
+
+    return StgPrefetch
+
+
 def _convert_torch_to_stg() -> type[ModulePass]:
     from stagec.passes.convert_torch_to_stg import ConvertTorchToStg
 
@@ -126,6 +138,8 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "stg-bucket-gradients": _stg_bucket_gradients,
         "stg-schedule": _stg_schedule,
         "stg-insert-releases": _stg_insert_releases,
+        "stg-fully-shard": _stg_fully_shard,
+        "stg-prefetch": _stg_prefetch,
         "canonicalize": _canonicalize,
         "cse": _cse,
         "dce": _dce,

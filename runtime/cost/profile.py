@@ -11,6 +11,29 @@ passes. Both read one JSON format (docs/cost-model.md):
               "micros": 12.5}],
      "collectives": [{"kind": "all_gather", "group_size": 8, "bytes": 1048576, "micros": 40.0}]}
 
+Version 2 (deepcompile.md Table 1) adds what the DeepCompile passes read about one
+scheduled program, all optional, so a version 1 file is a version 2 file without them:
+
+    {"version": 2, "hardware": "h100-sxm", "origin": "simulator", "ops": [], "collectives": [...],
+     "schedule": {"function": "train_step", "bindings": {"B": 4, "S": 16},
+                  "positions": [{"position": 0, "op": "stg.param", "micros": 0.0,
+                                 "mem_before_bytes": 1024, "start_micros": 0.0}, ...]},
+     "all_gathers": [{"position": 5, "bytes": 4096}],
+     "optimizer_states": [{"state": "exp_avg", "param": "w", "layer": null, "bytes": 1024}]}
+
+- `origin`: who measured it: "cost-model" (the roofline and the memory analysis),
+  "simulator" (runtime/sim: times with overlap) or "measured" (the runtime's profiler);
+- `schedule.positions`: per position of the memory analysis's schedule of `function`
+  (passes/analysis/liveness.py: leaf ops in execution order, loops unrolled) under
+  `bindings`: the op's time, P_mem(o) as `mem_before_bytes` (the bytes in use while o
+  runs: what was live before it plus its outputs, so that a limit M holds during o),
+  and optionally when it started;
+- `all_gathers`: B_ag(o), the gathered buffer of the all-gather at each position;
+- `optimizer_states`: B_os(os_i), each optimizer-state fragment's bytes;
+- T_c(V) is the `collectives` samples of kind all_gather (bytes per rank, as always).
+A file's positions are those of the program it was made from: a pass that reads it
+runs on that program.
+
 An op's key is `op_signature(op, bindings)`: its name, the properties that change
 its work (einsum equation, elementwise kind, reduce dims, heads, causal, ...; not
 scalars such as a scale factor, eps or a learning rate, nor routing such as a mesh,
@@ -35,7 +58,9 @@ from xdsl.ir import Attribute, Operation
 from stagec.dialects.stg.attributes import DistributedTensorType, ExprAttr, TokenType
 from stagec.dialects.symbolic import SymbolicError
 
-PROFILE_VERSION = 1
+PROFILE_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+ORIGINS = ("cost-model", "simulator", "measured")
 
 # Properties that do not change how long an op takes (scalars, routing, syntax).
 _TIMELESS_PROPERTIES = frozenset(
@@ -45,7 +70,13 @@ _TIMELESS_PROPERTIES = frozenset(
     }
 )
 
-_TOP_KEYS = {"version": True, "hardware": True, "ops": True, "collectives": False, "notes": False}
+_TOP_KEYS = {"version": True, "hardware": True, "ops": True, "collectives": False, "notes": False,
+             "origin": False, "schedule": False, "all_gathers": False, "optimizer_states": False}
+_V2_KEYS = ("origin", "schedule", "all_gathers", "optimizer_states")
+_SCHEDULE_KEYS = {"function": True, "bindings": True, "positions": True}
+_POSITION_KEYS = {"position": True, "op": True, "micros": True, "mem_before_bytes": True, "start_micros": False}
+_GATHER_KEYS = {"position": True, "bytes": True}
+_STATE_KEYS = {"state": True, "param": True, "layer": False, "bytes": True}
 _OP_KEYS = {"op": True, "key": True, "micros": True, "count": False, "mem_before_bytes": False, "notes": False}
 _COLLECTIVE_KEYS = {"kind": True, "group_size": True, "bytes": True, "micros": True, "count": False}
 
@@ -128,14 +159,57 @@ class CollectiveSample:
 
 
 @dataclass(frozen=True)
+class PositionSample:
+    """One position of a profiled schedule (module doc, version 2)."""
+
+    position: int
+    op: str
+    micros: float
+    mem_before_bytes: int  # P_mem(o)
+    start_micros: float | None = None
+
+
+@dataclass(frozen=True)
+class StateFragment:
+    """An optimizer-state fragment os_i and its size B_os(os_i)."""
+
+    state: str
+    param: str
+    layer: int | None
+    bytes: int
+
+
+@dataclass(frozen=True)
+class ScheduleProfile:
+    """Per-position samples of one function under fixed bindings."""
+
+    function: str
+    bindings: Mapping[str, int]
+    positions: tuple[PositionSample, ...]
+
+    def p_mem(self, position: int) -> int:
+        return self.positions[position].mem_before_bytes
+
+
+@dataclass(frozen=True)
 class Profile:
     """Measured times: op key -> microseconds, and collective samples by
-    (kind, group size), sorted by bytes."""
+    (kind, group size), sorted by bytes; with version 2, a schedule's per-position
+    times and memory, the all-gather buffers and the optimizer-state fragments."""
 
     hardware: str
     ops: Mapping[str, float]
     collectives: Mapping[tuple[str, int], tuple[CollectiveSample, ...]] = field(default_factory=dict)
     source: str = "<profile>"
+    origin: str | None = None
+    schedule: ScheduleProfile | None = None
+    all_gathers: Mapping[int, int] = field(default_factory=dict)  # position -> B_ag
+    optimizer_states: tuple[StateFragment, ...] = ()
+
+    def all_gather_micros(self, gathered_bytes: int | float, group_size: int) -> float | None:
+        """T_c(V) for a gathered buffer of V bytes over `group_size` ranks (each sends
+        V / group_size); None outside the sampled range."""
+        return self.collective_micros("all_gather", gathered_bytes / group_size, group_size)
 
     def op_micros(self, signature: str) -> float | None:
         return self.ops.get(signature)
@@ -163,7 +237,33 @@ class Profile:
             for samples in self.collectives.values()
             for s in samples
         ]
-        return {"version": PROFILE_VERSION, "hardware": self.hardware, "ops": ops, "collectives": collectives}
+        data: dict = {"version": PROFILE_VERSION, "hardware": self.hardware, "ops": ops, "collectives": collectives}
+        if self.origin is not None:
+            data["origin"] = self.origin
+        if self.schedule is not None:
+            data["schedule"] = {
+                "function": self.schedule.function,
+                "bindings": dict(self.schedule.bindings),
+                "positions": [
+                    {"position": p.position, "op": p.op, "micros": p.micros, "mem_before_bytes": p.mem_before_bytes,
+                     **({"start_micros": p.start_micros} if p.start_micros is not None else {})}
+                    for p in self.schedule.positions
+                ],
+            }
+        if self.all_gathers:
+            data["all_gathers"] = [{"position": p, "bytes": b} for p, b in sorted(self.all_gathers.items())]
+        if self.optimizer_states:
+            data["optimizer_states"] = [
+                {"state": f.state, "param": f.param, "layer": f.layer, "bytes": f.bytes} for f in self.optimizer_states
+            ]
+        return data
+
+    def write(self, path: str | Path) -> None:
+        """Write the JSON file (to a temporary name, then renamed)."""
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(self.to_json(), indent=1) + "\n")
+        tmp.replace(path)
 
 
 def load_profile(path: str | Path) -> Profile:
@@ -203,8 +303,13 @@ def parse_profile(data: object, source: str = "<profile>") -> Profile:
         return value
 
     top = check_keys(data, "the top level", _TOP_KEYS)
-    if top["version"] != PROFILE_VERSION:
-        fail("'version'", f"is {json.dumps(top['version'])}; this stagec reads version {PROFILE_VERSION}")
+    if top["version"] not in READABLE_VERSIONS or isinstance(top["version"], bool):
+        fail("'version'", f"is {json.dumps(top['version'])}; this stagec reads versions "
+                          f"{', '.join(map(str, READABLE_VERSIONS))}")
+    if top["version"] == 1:
+        for key in _V2_KEYS:
+            if key in top:
+                fail(f"'{key}'", "is a version 2 key: set \"version\": 2")
     if not isinstance(top["hardware"], str):
         fail("'hardware'", "must be a string (the hardware description's name)")
     if not isinstance(top["ops"], list):
@@ -246,4 +351,64 @@ def parse_profile(data: object, source: str = "<profile>") -> Profile:
         if len({s.bytes for s in samples}) != len(samples):
             fail("'collectives'", f"measures {group[0]} over {group[1]} ranks twice at one size")
         ordered[group] = tuple(samples)
-    return Profile(top["hardware"], MappingProxyType(ops), MappingProxyType(ordered), source)
+
+    def whole(value: object, where: str) -> int:
+        return int(number(value, where, whole=True))
+
+    origin = top.get("origin")
+    if origin is not None and origin not in ORIGINS:
+        fail("'origin'", f"is {json.dumps(origin)}, not one of {', '.join(ORIGINS)}")
+    schedule = None
+    if "schedule" in top:
+        raw_schedule = check_keys(top["schedule"], "'schedule'", _SCHEDULE_KEYS)
+        if not isinstance(raw_schedule["function"], str):
+            fail("'schedule.function'", "must be a string (the function's name)")
+        bindings = raw_schedule["bindings"]
+        if not isinstance(bindings, dict):
+            fail("'schedule.bindings'", "must be an object of symbol: integer")
+        bound = {str(k): whole(v, f"schedule.bindings.{k}") for k, v in bindings.items()}
+        if not isinstance(raw_schedule["positions"], list):
+            fail("'schedule.positions'", "must be a list of {\"position\", \"op\", \"micros\", \"mem_before_bytes\"}")
+        positions = []
+        for i, entry in enumerate(raw_schedule["positions"]):
+            where = f"schedule.positions[{i}]"
+            entry = check_keys(entry, where, _POSITION_KEYS)
+            if whole(entry["position"], f"{where}.position") != i:
+                fail(f"{where}.position", f"is {entry['position']}; positions are listed in order from 0, so {i}")
+            if not isinstance(entry["op"], str):
+                fail(f"{where}.op", "must be a string (the op's name)")
+            start = entry.get("start_micros")
+            positions.append(PositionSample(
+                i, entry["op"], float(number(entry["micros"], f"{where}.micros")),
+                whole(entry["mem_before_bytes"], f"{where}.mem_before_bytes"),
+                None if start is None else float(number(start, f"{where}.start_micros")),
+            ))
+        schedule = ScheduleProfile(raw_schedule["function"], MappingProxyType(bound), tuple(positions))
+    gathers: dict[int, int] = {}
+    raw_gathers = top.get("all_gathers", [])
+    if not isinstance(raw_gathers, list):
+        fail("'all_gathers'", "must be a list of {\"position\", \"bytes\"}")
+    for i, entry in enumerate(raw_gathers):
+        where = f"all_gathers[{i}]"
+        entry = check_keys(entry, where, _GATHER_KEYS)
+        position = whole(entry["position"], f"{where}.position")
+        if schedule is not None and position >= len(schedule.positions):
+            fail(f"{where}.position", f"is {position}, past the schedule's {len(schedule.positions)} positions")
+        if position in gathers:
+            fail(f"{where}.position", f"repeats position {position}")
+        gathers[position] = whole(entry["bytes"], f"{where}.bytes")
+    fragments = []
+    raw_states = top.get("optimizer_states", [])
+    if not isinstance(raw_states, list):
+        fail("'optimizer_states'", "must be a list of {\"state\", \"param\", \"bytes\"}")
+    for i, entry in enumerate(raw_states):
+        where = f"optimizer_states[{i}]"
+        entry = check_keys(entry, where, _STATE_KEYS)
+        if not isinstance(entry["state"], str) or not isinstance(entry["param"], str):
+            fail(where, "needs string 'state' and 'param'")
+        layer = entry.get("layer")
+        fragments.append(StateFragment(entry["state"], entry["param"],
+                                       None if layer is None else whole(layer, f"{where}.layer"),
+                                       whole(entry["bytes"], f"{where}.bytes")))
+    return Profile(top["hardware"], MappingProxyType(ops), MappingProxyType(ordered), source, origin, schedule,
+                   MappingProxyType(gathers), tuple(fragments))

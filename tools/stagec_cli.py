@@ -20,7 +20,7 @@ from stagec.frontends.builtin_models import BUILTIN_MODELS
 from stagec.frontends.templates import NAMED_CONFIGS, ConfigError, build_model, load_config
 from stagec.frontends.templates.blocks import DTYPES
 from stagec.tools import stagec_check_trace, stagec_dse, stagec_import, stagec_simulate, stagec_stats, stagec_trace
-from stagec.tools.errors import UsageError
+from stagec.tools.errors import Terminated, UsageError, interrupt_exit, interrupt_handling
 from stagec.tools.output import output_stream
 from stagec.tools.pipeline_spec import build_pipeline
 
@@ -133,7 +133,11 @@ COMMANDS = {"ir": run_ir, "stats": stagec_stats.run, "check-trace": stagec_check
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        COMMANDS[args.command](args)
+        with interrupt_handling():
+            COMMANDS[args.command](args)
+    except (KeyboardInterrupt, Terminated) as error:
+        # Ctrl-C or SIGTERM: the `finally` blocks have removed what was half written.
+        return interrupt_exit(PROG, error)
     except UsageError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2

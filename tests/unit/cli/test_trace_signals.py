@@ -167,3 +167,34 @@ def test_an_interrupt_keeps_the_previous_result(tmp_path, config):
     _, err = proc.communicate(timeout=60)
     assert (proc.returncode, err) == (130, "stagec: interrupted\n")
     assert {n: (out / n).read_bytes() for n in os.listdir(out)} == before  # byte for byte, nothing added
+
+
+SLOW_CHECK = """\
+import sys, time
+from stagec.runtime.chakra import check
+real = check.check_file
+def slow(*args):
+    time.sleep(0.02)
+    return real(*args)
+check.check_file = slow
+from stagec.tools.stagec_cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_ctrl_c_during_check_trace(tmp_path, config):
+    out = tmp_path / "out"
+    subprocess.run([sys.executable, "-m", "stagec.tools.stagec_cli", "trace", "--model", str(config), *JOB,
+                    "--out", str(out)], check=True, capture_output=True, timeout=120)
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_CHECK, "check-trace", str(out), "--jobs", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    # 512 files x 20 ms over 2 workers: about 5 s of checking; interrupt once the workers run
+    deadline = time.time() + 60
+    while len(group_members(proc.pid)) < 3:
+        assert proc.poll() is None and time.time() < deadline, proc.stderr.read()
+        time.sleep(0.01)
+    time.sleep(0.3)
+    os.killpg(proc.pid, signal.SIGINT)
+    stdout, err = proc.communicate(timeout=60)
+    assert (proc.returncode, stdout, err) == (130, "", "stagec: interrupted\n")
+    assert wait_gone(proc.pid) == []

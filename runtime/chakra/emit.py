@@ -859,8 +859,12 @@ def _write_ranks(ranks: Sequence[int]) -> list[tuple[int, int, str]]:
             cache.clear()
             cache[key] = data
         # the staging directory is the temporary name: each file is written once, in place
-        with open(os.path.join(out_dir, f"{prefix}.{rank}.et"), "wb") as stream:
-            stream.write(data)
+        path = os.path.join(out_dir, f"{prefix}.{rank}.et")
+        try:
+            with open(path, "wb") as stream:
+                stream.write(data)
+        except OSError as error:  # a failed write() names no file: name it for the message
+            raise OSError(error.errno, error.strerror, path) from None
         written.append((rank, len(data), hashlib.blake2b(data, digest_size=16).hexdigest()))
     return written
 

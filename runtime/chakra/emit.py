@@ -958,10 +958,13 @@ def _alive(pid: int) -> bool:
 
 
 class _Staging:
-    """Where a job's files are written before they are the result (module doc of
-    emit_traces): a sibling directory renamed over a missing or empty `out_dir`
-    (one rename), else a directory inside `out_dir` whose files are moved in with
-    SIGINT and SIGTERM held off."""
+    """Where a job's files are written before they are the result (emit_traces): a
+    sibling directory renamed to a missing `out_dir` (one rename: SIGKILL leaves no
+    result at all), else a directory inside `out_dir` whose files are moved in, with
+    SIGINT and SIGTERM held off, the previous job's completeness markers
+    (comm_group.json, the ranks file) removed first and the new ones moved last.
+    SIGKILL during those renames (milliseconds per thousand files) is the one case
+    that leaves traces without their ranks file."""
 
     def __init__(self, out_dir: str):
         self.out_dir = out_dir
@@ -977,9 +980,10 @@ class _Staging:
         exists = os.path.lexists(out)
         if exists and not os.path.isdir(out):
             raise OutputError(f"--out '{out_dir}' is not a directory")
-        # a plain empty directory on the parent's file system can be replaced by one rename
-        whole = (not exists or (not os.path.islink(out) and not os.listdir(out)
-                                and os.stat(out).st_dev == os.stat(parent).st_dev)) and os.access(parent, os.W_OK)
+        # A missing directory appears by one rename. An existing one is never replaced,
+        # even empty: it keeps its owner and mode, and a shell whose working directory
+        # it is keeps seeing it.
+        whole = not exists and os.access(parent, os.W_OK)
         self.whole = whole
         if not whole and not exists:
             os.mkdir(out)

@@ -174,7 +174,15 @@ def _cost_model(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> None:
-    from stagec.runtime.chakra.emit import EmitError, EmitOptions, build_programs, emit_traces
+    from stagec.runtime.chakra.emit import (
+        EmitError,
+        EmitOptions,
+        PreviousJobError,
+        build_programs,
+        emit_traces,
+        file_list,
+        previous_output,
+    )
 
     micro_batches = _micro_batches(args)
     cost = _cost_model(args)
@@ -192,26 +200,22 @@ def run(args: argparse.Namespace) -> None:
     memory = _peak_memory(module, bindings)
     if os.path.lexists(args.out) and not os.path.isdir(args.out):
         raise UsageError(f"--out '{args.out}' is not a directory")
-    kept = _kept_files(args) if args.force else []
+    replaced, kept = previous_output(args.out) if args.force else ([], [])
     try:
         report = _write(module, args, bindings, cost, options, programs, emit_traces)
-    except EmitError as error:  # OutputError: a previous job's traces, a file that cannot be written
+    except PreviousJobError as error:
+        raise UsageError(f"--out '{args.out}' holds the traces of another job ({file_list(error.files)}): "
+                         f"give --force to replace them (other files stay), or another directory") from None
+    except EmitError as error:  # OutputError: a file that cannot be written
         raise UsageError(str(error)) from None
-    if kept:
+    if replaced and kept:
         print(f"{_PROG}: --force replaced the previous job's traces in '{args.out}' and kept the other files there: "
-              f"{', '.join(kept[:4])}{f', ... ({len(kept)} in all)' if len(kept) > 4 else ''}", file=sys.stderr)
+              f"{file_list(kept)}", file=sys.stderr)
     elapsed = time.perf_counter() - started
     _print_summary(args, report, memory, micro_batches, elapsed)
 
 
 _PROG = "stagec"
-
-
-def _kept_files(args: argparse.Namespace) -> list[str]:
-    """The entries of --out that --force does not delete (not a trace job's files)."""
-    from stagec.runtime.chakra.emit import previous_output
-
-    return previous_output(args.out)[1]
 
 
 def _free_space(path: str) -> tuple[int, int | None]:

@@ -90,6 +90,7 @@ __all__ = [
     "EmitReport",
     "OutputError",
     "OutputEstimate",
+    "PreviousJobError",
     "Program",
     "build_programs",
     "emit_traces",
@@ -888,6 +889,17 @@ class OutputError(EmitError):
     permission). Nothing of the new output is left behind."""
 
 
+class PreviousJobError(OutputError):
+    """The output directory holds another job's traces (`files`), which writing this
+    job beside would mix with it."""
+
+    def __init__(self, directory: str, files: Sequence[str]):
+        super().__init__(f"'{directory}' holds the traces of another job ({file_list(files)}): "
+                         f"remove them or write elsewhere")
+        self.directory = directory
+        self.files = list(files)
+
+
 @dataclass(frozen=True)
 class OutputEstimate:
     """What a job writes, estimated before anything is written: `files` in `directory`
@@ -926,7 +938,8 @@ def previous_output(out_dir: str) -> tuple[list[str], list[str]]:
     return ours, others
 
 
-def _file_list(names: Sequence[str], limit: int = 4) -> str:
+def file_list(names: Sequence[str], limit: int = 4) -> str:
+    """The first names, and how many there are in all."""
     shown = ", ".join(names[:limit])
     return shown + (f", ... ({len(names)} in all)" if len(names) > limit else "")
 
@@ -935,12 +948,13 @@ def _file_list(names: Sequence[str], limit: int = 4) -> str:
 _STAGING = re.compile(r"\..*stagec-(?P<pid>[0-9]+)\.tmp\Z")
 
 
-def _remove_stale_staging(directory: str) -> None:
-    """Remove the staging directories that killed runs (SIGKILL: no cleanup) left."""
+def _remove_stale_staging(directory: str, prefix: str) -> None:
+    """Remove the staging directories `<prefix>stagec-<pid>.tmp` in `directory` that runs
+    killed by SIGKILL (no cleanup) left for the same --out."""
     with contextlib.suppress(OSError):
         for name in os.listdir(directory):
             match = _STAGING.match(name)
-            if match is None or not os.path.isdir(os.path.join(directory, name)):
+            if match is None or not name.startswith(prefix) or not os.path.isdir(os.path.join(directory, name)):
                 continue
             pid = int(match["pid"])
             if pid != os.getpid() and not _alive(pid):
@@ -979,7 +993,7 @@ class _Staging:
             os.mkdir(missing)
         exists = os.path.lexists(out)
         if exists and not os.path.isdir(out):
-            raise OutputError(f"--out '{out_dir}' is not a directory")
+            raise OutputError(f"'{out_dir}' is not a directory")
         # A missing directory appears by one rename. An existing one is never replaced,
         # even empty: it keeps its owner and mode, and a shell whose working directory
         # it is keeps seeing it.
@@ -988,9 +1002,10 @@ class _Staging:
         if not whole and not exists:
             os.mkdir(out)
             self.created.insert(0, out)
-        name = f".{os.path.basename(out)}.stagec-{os.getpid()}.tmp" if whole else f".stagec-{os.getpid()}.tmp"
+        stem = f".{os.path.basename(out)}." if whole else "."
         base = parent if whole else out
-        _remove_stale_staging(base)
+        _remove_stale_staging(base, stem)
+        name = f"{stem}stagec-{os.getpid()}.tmp"
         self.path = os.path.join(base, name)
         shutil.rmtree(self.path, ignore_errors=True)
         os.mkdir(self.path)
@@ -1016,7 +1031,7 @@ class _Staging:
         try:
             out = self.out_dir
             if self.whole:
-                os.replace(self.path, out)  # over a missing or empty directory
+                os.replace(self.path, out)
                 return
             # completeness markers go first and come last, so a reader never pairs files of two jobs
             order = sorted(replaced, key=lambda n: (n != COMM_GROUP_FILE and not n.endswith(".ranks.json"), n))
@@ -1048,7 +1063,7 @@ def estimate_output(encoded: Sequence[_Encoded], space: RankSpace, out_dir: str,
         data = rank_bytes(enc, [_patch_bytes(space, rank, p) for p in enc.patches])
         total += len(data) * len(enc.ranks)
         if json_dumps:
-            total += len(_json_dump(decode_trace_bytes(data), rank)) * len(enc.ranks)
+            total += len(_json_dump(_decoded(data), rank)) * len(enc.ranks)
         pg_patches = max(pg_patches, sum(1 for p in enc.patches if p[0] == "pg"))
         # the rank-class file: a row of patch values per rank
         total += (12 + 8 * len(enc.patches)) * len(enc.ranks)
@@ -1058,7 +1073,7 @@ def estimate_output(encoded: Sequence[_Encoded], space: RankSpace, out_dir: str,
     return OutputEstimate(out_dir, files, total)
 
 
-def decode_trace_bytes(data: bytes):
+def _decoded(data: bytes):
     from stagec.runtime.chakra.wire import decode_trace
 
     return decode_trace(data)
@@ -1084,9 +1099,7 @@ def emit_traces(module: ModuleOp, out_dir: str, bindings: Mapping[str, int] | No
     if os.path.isdir(out_dir):
         previous, others = previous_output(out_dir)
         if previous and not force:
-            raise OutputError(
-                f"--out '{out_dir}' holds the traces of another job ({_file_list(previous)}): "
-                f"give --force to replace them (other files stay), or another directory")
+            raise PreviousJobError(out_dir, previous)
     else:
         previous = []
     encoded = [encode_program(p) for p in progs]
@@ -1103,7 +1116,10 @@ def emit_traces(module: ModuleOp, out_dir: str, bindings: Mapping[str, int] | No
     try:
         staging = _Staging(out_dir)
     except OSError as error:
-        raise OutputError(f"cannot create {error.filename or out_dir}: {error.strerror or error}") from None
+        path = error.filename
+        if not path or _STAGING.match(os.path.basename(path)):
+            path = out_dir  # the staging directory stands for --out
+        raise OutputError(f"cannot create {path}: {error.strerror or error}") from None
     try:
         done, files = _write_all(staging.path, options, lookup, space, world, progress)
         from stagec.runtime.chakra.wire import write_comm_groups

@@ -190,15 +190,19 @@ def load_factory(target: str):
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as e:
-        if e.name and module_name.startswith(e.name):  # the module itself, not one it imports
+        if e.name == module_name or module_name.startswith(f"{e.name}."):  # the module itself, not one it imports
             raise FactoryError(f"FACTORY '{target}': cannot import '{module_name}': {e}") from None
         raise FactoryError(f"FACTORY '{target}': importing '{module_name}' raised {user_exception(e)}") from None
-    except Exception as e:  # noqa: BLE001 - the user's module: a syntax error, an exception at import
+    except (Exception, SystemExit) as e:  # noqa: BLE001 - the user's module: a syntax error, an exception at import
         raise FactoryError(f"FACTORY '{target}': importing '{module_name}' raised {user_exception(e)}") from None
-    try:
-        factory = getattr(module, attr)
-    except AttributeError:
-        raise FactoryError(f"FACTORY '{target}': '{module_name}' has no '{attr}'") from None
+    factory = module
+    for part in attr.split("."):  # `MODULE:Class.method` too
+        try:
+            factory = getattr(factory, part)
+        except AttributeError:
+            raise FactoryError(f"FACTORY '{target}': '{module_name}' has no '{attr}'") from None
+        except Exception as e:  # noqa: BLE001 - a user's property or __getattr__
+            raise FactoryError(f"FACTORY '{target}': looking up '{attr}' raised {user_exception(e)}") from None
     if not callable(factory):
         raise FactoryError(f"FACTORY '{target}' is {_describe(factory)}, not callable: give a function or class "
                            f"that returns the nn.Module")
@@ -227,7 +231,7 @@ def call_factory(factory, config: ModelConfig | None, target: str | None = None)
         raise FactoryError(f"FACTORY '{name}' takes the model config ({required[0].name}): give --model NAME|config.json")
     try:
         model = factory(config) if params and config is not None else factory()
-    except Exception as e:  # noqa: BLE001 - the user's code
+    except (Exception, SystemExit) as e:  # noqa: BLE001 - the user's code (sys.exit() in it too)
         raise FactoryError(f"FACTORY '{name}' raised {user_exception(e)}") from None
     if not isinstance(model, torch.nn.Module):
         raise FactoryError(f"FACTORY '{name}' returned {_describe(model)}, not a torch.nn.Module "

@@ -38,7 +38,16 @@ FACTORIES = textwrap.dedent("""\
 
     def broken_forward():
         return BrokenForward()
+
+    def exits():
+        import sys
+        sys.exit(3)
 """)
+
+
+def line_of(code: str) -> int:
+    """The line of FACTORIES that holds `code` (where the user's exception is raised)."""
+    return next(i for i, line in enumerate(FACTORIES.splitlines(), 1) if code in line)
 
 
 @pytest.fixture
@@ -47,6 +56,7 @@ def factories(tmp_path, monkeypatch, request):
     (tmp_path / f"{name}.py").write_text(FACTORIES)
     (tmp_path / f"{name}_syntax.py").write_text("def make(:\n    pass\n")
     (tmp_path / f"{name}_import.py").write_text("import os\nraise OSError('no GPU config found')\n")
+    (tmp_path / f"{name}_dependency.py").write_text("import no_such_dependency_of_the_model\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     return name
 
@@ -62,14 +72,15 @@ def run_import(capsys, tmp_path, target: str, *extra: str) -> tuple[int, list[st
 
 # (attribute, extra arguments, the line after "stagec: error: FACTORY '<module>:<attribute>'")
 CASES = [
-    ("raises", (), r" raised ValueError: hidden size 17 is odd \(.*user_factories_\w+\.py:4\)"),
+    ("raises", (), rf" raised ValueError: hidden size 17 is odd \(.*user_factories_\w+\.py:{line_of('raise ValueError')}\)"),
     ("returns_int", (), r" returned int 3, not a torch.nn.Module \(whose forward\(input_ids, labels\) returns the loss\)"),
     ("returns_none", ("--model", "llama3-8b"), r" returned None, not a torch.nn.Module"),
     ("returns_none", (), r" takes the model config \(config\): give --model NAME\|config.json"),
     ("not_callable", (), r" is int 42, not callable: give a function or class that returns the nn.Module"),
     ("missing", (), r": 'user_factories_\w+' has no 'missing'"),
+    ("exits", (), rf" raised SystemExit: 3 \(.*user_factories_\w+\.py:{line_of('sys.exit(3)')}\)"),
     ("broken_forward", (), r": torch.export of its forward\(input_ids, labels\) failed: "
-                           r"RuntimeError: forward is broken \(.*user_factories_\w+\.py:20\)"),
+                           rf"RuntimeError: forward is broken \(.*user_factories_\w+\.py:{line_of('forward is broken')}\)"),
 ]
 
 
@@ -98,6 +109,14 @@ def test_module_that_raises_on_import(factories, capsys, tmp_path):
     assert status == 2 and lines == [
         f"stagec: error: FACTORY '{target}': importing '{factories}_import' raised OSError: no GPU config found "
         f"({tmp_path}/{factories}_import.py:2)"]
+
+
+def test_module_whose_dependency_is_missing(factories, capsys, tmp_path):
+    target = f"{factories}_dependency:make"
+    status, lines = run_import(capsys, tmp_path, target)
+    assert status == 2 and lines == [
+        f"stagec: error: FACTORY '{target}': importing '{factories}_dependency' raised ModuleNotFoundError: "
+        f"No module named 'no_such_dependency_of_the_model' ({tmp_path}/{factories}_dependency.py:1)"]
 
 
 def test_not_module_colon_factory(capsys, tmp_path):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -52,6 +53,20 @@ def interrupt_handling() -> Iterator[None]:
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+
+
+def exit_on_early_signals(prog: str) -> None:
+    """Before a tool's main runs (its imports): nothing is written yet, so SIGINT or
+    SIGTERM ends the process at once with the one line and 130 / 143."""
+
+    def leave(signum, frame) -> None:
+        what = "interrupted" if signum == signal.SIGINT else "terminated"
+        with contextlib.suppress(OSError):
+            os.write(2, f"{prog}: {what}\n".encode())
+        os._exit(128 + signum)
+
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, leave)
 
 
 def interrupt_exit(prog: str, error: BaseException) -> int:

@@ -198,3 +198,22 @@ def test_ctrl_c_during_check_trace(tmp_path, config):
     stdout, err = proc.communicate(timeout=60)
     assert (proc.returncode, stdout, err) == (130, "", "stagec: interrupted\n")
     assert wait_gone(proc.pid) == []
+
+
+@pytest.mark.parametrize("signum, status, line", [(signal.SIGINT, 130, "stagec: interrupted"),
+                                                  (signal.SIGTERM, 143, "stagec: terminated")])
+@pytest.mark.parametrize("delay", [0.05, 0.3])
+def test_a_signal_while_stagec_starts(tmp_path, config, signum, status, line, delay):
+    """The `stagec` command itself, signalled while it imports (about half a second) or
+    builds the job: the same one line and status, and no --out."""
+    stagec = Path(sys.executable).with_name("stagec")
+    if not stagec.exists():
+        pytest.skip("no `stagec` command beside this interpreter")
+    out = tmp_path / "out"
+    proc = subprocess.Popen([str(stagec), "trace", "--model", str(config), *JOB, "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(delay)
+    os.killpg(proc.pid, signum)
+    _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (status, line + "\n")
+    assert leftovers(tmp_path) == []

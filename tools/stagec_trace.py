@@ -186,6 +186,14 @@ def run(args: argparse.Namespace) -> None:
 
     micro_batches = _micro_batches(args)
     cost = _cost_model(args)
+    # --out first: a refusal should not wait for the job to be built
+    if not args.out:
+        raise UsageError("--out '': give a directory path")
+    if os.path.lexists(args.out) and not os.path.isdir(args.out):
+        raise UsageError(f"--out '{args.out}' is not a directory")
+    replaced, kept = previous_output(args.out)
+    if replaced and not args.force:
+        raise UsageError(_previous_job(args, replaced))
     started = time.perf_counter()
     module = step_module(args, micro_batches)
     bindings = step_bindings(args, micro_batches)
@@ -198,14 +206,10 @@ def run(args: argparse.Namespace) -> None:
     except EmitError as error:
         raise UsageError(str(error)) from None
     memory = _peak_memory(module, bindings)
-    if os.path.lexists(args.out) and not os.path.isdir(args.out):
-        raise UsageError(f"--out '{args.out}' is not a directory")
-    replaced, kept = previous_output(args.out) if args.force else ([], [])
     try:
         report = _write(module, args, bindings, cost, options, programs, emit_traces)
-    except PreviousJobError as error:
-        raise UsageError(f"--out '{args.out}' holds the traces of another job ({file_list(error.files)}): "
-                         f"give --force to replace them (other files stay), or another directory") from None
+    except PreviousJobError as error:  # written meanwhile
+        raise UsageError(_previous_job(args, error.files)) from None
     except EmitError as error:  # OutputError: a file that cannot be written
         raise UsageError(str(error)) from None
     if replaced and kept:
@@ -216,6 +220,13 @@ def run(args: argparse.Namespace) -> None:
 
 
 _PROG = "stagec"
+
+
+def _previous_job(args: argparse.Namespace, files) -> str:
+    from stagec.runtime.chakra.emit import file_list
+
+    return (f"--out '{args.out}' holds the traces of another job ({file_list(files)}): "
+            f"give --force to replace them (other files stay), or another directory")
 
 
 def _free_space(path: str) -> tuple[int, int | None]:

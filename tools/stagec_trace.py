@@ -267,7 +267,7 @@ def _confirm(args: argparse.Namespace):
 
 def _write(module, args, bindings, cost, options, programs, emit_traces):
     world = programs[1].world or 1
-    common = dict(cost=cost, options=options, programs=programs, force=args.force, json_dumps=args.json,
+    common = dict(cost=cost, options=options, programs=programs, refuse_previous=not args.force, json_dumps=args.json,
                   confirm=_confirm(args))
     if args.quiet or not sys.stderr.isatty() and not os.environ.get("STAGEC_PROGRESS"):
         return emit_traces(module, args.out, bindings, **common)

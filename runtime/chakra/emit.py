@@ -1081,7 +1081,7 @@ def _decoded(data: bytes):
 
 def emit_traces(module: ModuleOp, out_dir: str, bindings: Mapping[str, int] | None = None, *, cost=None,
                 options: EmitOptions = EmitOptions(), progress: Callable[[int, int], None] | None = None,
-                programs: tuple[list[Program], RankSpace] | None = None, force: bool = False,
+                programs: tuple[list[Program], RankSpace] | None = None, refuse_previous: bool = False,
                 json_dumps: bool = False, confirm: Callable[[OutputEstimate], None] | None = None) -> EmitReport:
     """Write `<prefix>.<rank>.et` for every rank, `comm_group.json` and `<prefix>.ranks.json`
     (and with `json_dumps` each trace decoded, `<prefix>.<rank>.json`) into `out_dir`.
@@ -1089,8 +1089,9 @@ def emit_traces(module: ModuleOp, out_dir: str, bindings: Mapping[str, int] | No
     The result appears whole or not at all: the files are written into a staging
     directory that becomes the result when every one is written (`_Staging`); an
     error, Ctrl-C or SIGTERM removes it and leaves `out_dir` as it was. `out_dir` may
-    hold other files, which stay; a previous job's traces there are an OutputError
-    unless `force`, which replaces them (only them). `confirm` sees the OutputEstimate
+    hold other files, which stay; a previous job's traces there (`previous_output`)
+    are replaced - deleted when the new ones move in, so that none is left beside
+    them - or, with `refuse_previous`, a PreviousJobError. `confirm` sees the OutputEstimate
     before anything is written and may raise to stop. A write that fails is an
     OutputError naming the file and the system's reason."""
     if programs is None:
@@ -1098,7 +1099,7 @@ def emit_traces(module: ModuleOp, out_dir: str, bindings: Mapping[str, int] | No
     progs, space = programs
     if os.path.isdir(out_dir):
         previous, others = previous_output(out_dir)
-        if previous and not force:
+        if previous and refuse_previous:
             raise PreviousJobError(out_dir, previous)
     else:
         previous = []

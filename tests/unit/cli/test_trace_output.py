@@ -94,6 +94,28 @@ def test_another_prefix_is_another_job(tmp_path, config):
     assert sorted(os.listdir(out)) == ["comm_group.json", "run.0.json", "trace.0.et", "trace.1.et", "trace.ranks.json"]
 
 
+def test_stagec_opt_replaces_a_previous_job_whole(tmp_path):
+    """stagec-opt's chakra target writes -o DIR as mlir-opt writes -o FILE: over what
+    was there, but never beside it - the 8-rank job's ranks 2-7 go, a user's file stays."""
+    mlp = Path(__file__).parents[2] / "lit" / "docs" / "walkthrough" / "Inputs" / "mlp.mlir"
+    out = tmp_path / "traces"
+
+    def opt(strategy: str, *passes: str) -> None:
+        pipeline = ",".join(["stg-autodiff{optimizer=sgd micro_batches=2}", f"stg-shard{{{strategy}}}",
+                             "stg-match-collectives", *passes, "stg-instantiate{B=8 H=16 F=64 L=4}"])
+        done = subprocess.run(["stagec-opt", str(mlp), "-p", pipeline, "-t", "chakra{prefix=mlp}", "-o", str(out)],
+                              capture_output=True, text=True, timeout=120, env={
+                                  **os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"})
+        assert done.returncode == 0, done.stderr
+
+    opt("dp=2 tp=2", "stg-pipeline{pp=2}")  # 2 x 2 x 2 = 8 ranks
+    assert len([n for n in os.listdir(out) if n.endswith(".et")]) == 8
+    (out / "notes.txt").write_text("mine")
+    opt("tp=2")  # 2 ranks
+    assert sorted(os.listdir(out)) == ["comm_group.json", "mlp.0.et", "mlp.1.et", "mlp.ranks.json", "notes.txt"]
+    assert json.loads((out / "comm_group.json").read_text()) == {"1": [0, 1]}
+
+
 def test_a_directory_of_other_files_is_written_into(tmp_path, config):
     out = tmp_path / "out"
     out.mkdir()

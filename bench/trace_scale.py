@@ -44,7 +44,7 @@ CASES = {
     "32k": {
         "what": "Llama-3-70B on 32,768 GPUs: TP=8 PP=16 DP=256, batch 2048, mbs 1, seq 4096",
         "args": ["--model", "llama3-70b", "--tp", "8", "--pp", "16", "--dp", "256", "--batch", "2048",
-                 "--micro-batch", "1", "--seq", "4096"],
+                 "--micro-batch", "1", "--seq", "4096", "--yes"],  # 32,768 files: more than --yes's 10,000
         "ranks": 32768, "limit_s": 25.0, "limit_rss_mb": 150.0,
     },
 }

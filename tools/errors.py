@@ -5,18 +5,77 @@ It is shared so that every tool (stagec-opt, stagec) and every helper they call
 same way: one message on stderr, exit code 2, no traceback. `positive_int` and
 `standalone_main` are the argparse type and the `python -m` entry point that the
 `stagec` subcommands share.
+
+Signals are reported the same way: `interrupt_handling()` makes Ctrl-C (SIGINT) a
+KeyboardInterrupt and SIGTERM a `Terminated`, both raised in the main thread so that
+every `finally` (temporary files, worker pools) runs; `interrupt_exit` prints the one
+line and gives the shell's exit status, 128 + the signal number (130, 143).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 
 
 class UsageError(Exception):
     """An error in what the user gave (command line, pipeline text, input file):
     printed as one message; exit code 2."""
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived; a BaseException, like KeyboardInterrupt, so that no
+    `except Exception` takes it for an error of the work it stops."""
+
+
+def _on_signal(signum, frame) -> None:
+    # Cleanup follows (the `finally` blocks): a second Ctrl-C must not cut it short.
+    for other in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(other, signal.SIG_IGN)
+    raise KeyboardInterrupt if signum == signal.SIGINT else Terminated
+
+
+@contextlib.contextmanager
+def interrupt_handling() -> Iterator[None]:
+    """SIGINT -> KeyboardInterrupt, SIGTERM -> Terminated while the block runs (main
+    thread only; elsewhere Python's handlers stay)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def exit_on_early_signals(prog: str) -> None:
+    """Before a tool's main runs (its imports): nothing is written yet, so SIGINT or
+    SIGTERM ends the process at once with the one line and 130 / 143."""
+
+    def leave(signum, frame) -> None:
+        what = "interrupted" if signum == signal.SIGINT else "terminated"
+        with contextlib.suppress(OSError):
+            os.write(2, f"{prog}: {what}\n".encode())
+        os._exit(128 + signum)
+
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, leave)
+
+
+def interrupt_exit(prog: str, error: BaseException) -> int:
+    """The one line for an interrupt or SIGTERM, and the exit status (130 / 143)."""
+    interrupted = isinstance(error, KeyboardInterrupt)
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(f"{prog}: {'interrupted' if interrupted else 'terminated'}\n")
+        sys.stderr.flush()
+    return 128 + (signal.SIGINT if interrupted else signal.SIGTERM)
 
 
 def positive_int(text: str) -> int:
@@ -43,8 +102,11 @@ def standalone_main(
     add_arguments(parser)
     args = parser.parse_args(argv)
     try:
-        run(args)
+        with interrupt_handling():
+            run(args)
     except UsageError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         return 2
+    except (KeyboardInterrupt, Terminated) as error:
+        return interrupt_exit(prog, error)
     return 0

@@ -11,18 +11,25 @@ import os
 import sys
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.printer import Printer
-from xdsl.utils.exceptions import DiagnosticException
+from stagec.tools.errors import exit_on_early_signals
 
-from stagec.dialects import make_context
-from stagec.frontends.builtin_models import BUILTIN_MODELS
-from stagec.frontends.templates import NAMED_CONFIGS, ConfigError, build_model, load_config
-from stagec.frontends.templates.blocks import DTYPES
-from stagec.tools import stagec_check_trace, stagec_dse, stagec_import, stagec_simulate, stagec_stats, stagec_trace
-from stagec.tools.errors import UsageError
-from stagec.tools.output import output_stream
-from stagec.tools.pipeline_spec import build_pipeline
+if __name__ == "__main__" or os.path.basename(getattr(sys.modules.get("__main__"), "__file__", None) or "") == "stagec":
+    # Run as the `stagec` command: a Ctrl-C during the imports below (half a second)
+    # is one line too; main() takes over the signals once it runs.
+    exit_on_early_signals("stagec")
+
+from xdsl.dialects.builtin import ModuleOp  # noqa: E402
+from xdsl.printer import Printer  # noqa: E402
+from xdsl.utils.exceptions import DiagnosticException  # noqa: E402
+
+from stagec.dialects import make_context  # noqa: E402
+from stagec.frontends.builtin_models import BUILTIN_MODELS  # noqa: E402
+from stagec.frontends.templates import NAMED_CONFIGS, ConfigError, build_model, load_config  # noqa: E402
+from stagec.frontends.templates.blocks import DTYPES  # noqa: E402
+from stagec.tools import stagec_check_trace, stagec_dse, stagec_import, stagec_simulate, stagec_stats, stagec_trace  # noqa: E402
+from stagec.tools.errors import Terminated, UsageError, interrupt_exit, interrupt_handling  # noqa: E402
+from stagec.tools.output import output_stream  # noqa: E402
+from stagec.tools.pipeline_spec import build_pipeline  # noqa: E402
 
 PROG = "stagec"
 DEFAULT_PIPELINE = "builtin.module(stg-annotate-costs)"
@@ -133,7 +140,11 @@ COMMANDS = {"ir": run_ir, "stats": stagec_stats.run, "check-trace": stagec_check
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        COMMANDS[args.command](args)
+        with interrupt_handling():
+            COMMANDS[args.command](args)
+    except (KeyboardInterrupt, Terminated) as error:
+        # Ctrl-C or SIGTERM: the `finally` blocks have removed what was half written.
+        return interrupt_exit(PROG, error)
     except UsageError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2

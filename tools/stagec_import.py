@@ -74,7 +74,7 @@ def _model(args: argparse.Namespace):
             return models.hf_model(config, args.dtype), config
         factory = models.load_factory(args.target)
         with torch.device("meta"):
-            model = models.call_factory(factory, config)
+            model = models.call_factory(factory, config, args.target)
         return model.to(models.torch_dtype(args.dtype)).eval(), config
     except (ConfigError, ImportError) as error:
         raise UsageError(str(error)) from None
@@ -100,6 +100,10 @@ def run(args: argparse.Namespace) -> None:
             module = models.import_forward(model, vocab, name, symbols, timings)
     except PassError as error:
         raise UsageError(f"convert-torch-to-stg: {error}") from None
+    except Exception as error:  # noqa: BLE001 - the factory's forward under torch.export
+        if args.target == "hf":
+            raise
+        raise UsageError(str(models.export_error(args.target, error))) from None
     module.verify()
     with output_stream(args.output) as stream:
         Printer(stream=stream).print_op(module)

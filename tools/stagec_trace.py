@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -30,6 +31,10 @@ from stagec.tools.step import add_phase_arguments, is_inference, micro_batches_f
 
 SCHEDULES = ("1f1b", "gpipe")
 DEFAULT_SEQ = 4096
+# Beyond these a job's output needs --yes: far more than a simulator reads in a day, and
+# a typo away from filling a disk (--dp 1000000 writes a million files).
+MAX_FILES = 10_000
+MAX_BYTES = 20 << 30  # 20 GiB
 
 HELP = """\
 Write the Chakra execution traces of one training job: DIR/<prefix>.<rank>.et for
@@ -68,8 +73,15 @@ KV cache of --context positions; no backward, no optimizer, no micro-batches (--
 sequences split over dp x fsdp x ep).
 
 Bad input (an unknown model, sizes that do not divide, a batch that is not a whole
-number of micro-batches) is one message and exit status 2; files appear whole or not
-at all (each is written to a temporary name and renamed)."""
+number of micro-batches) is one message and exit status 2. The output appears whole or
+not at all: the files are written into a temporary directory that becomes DIR's content
+once every one is written; an error (disk full, a file too large, no permission: one
+line naming the file), Ctrl-C (exit 130) or SIGTERM (exit 143) leaves DIR as it was.
+DIR may hold other files, which stay; the traces of a previous job there are replaced
+only with --force (its <prefix>.<rank>.et/.json, <prefix>.ranks.json and
+comm_group.json, nothing else). The size of the output is estimated before anything is
+written: more than the file system's free space is refused, more than
+{max_files:,} files or {max_gb} GiB needs --yes."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -128,12 +140,16 @@ def add_trace_output_arguments(parser: argparse.ArgumentParser) -> None:
     emission.add_argument("--json", action="store_true", help="also write DIR/<prefix>.<rank>.json, each trace decoded for reading (small jobs)")
     emission.add_argument("--workers", type=positive_int, metavar="N", help="processes writing files (default: one per core, at most 8)")
     emission.add_argument("--quiet", action="store_true", help="no progress bar")
+    emission.add_argument("--force", action="store_true",
+                          help="replace the traces of a previous job in DIR (only its trace, rank-class and comm_group.json files)")
+    emission.add_argument("--yes", action="store_true",
+                          help=f"write a large output: more than {MAX_FILES:,} files or {MAX_BYTES >> 30} GiB (default: refused)")
 
 
 def add_parser(subcommands) -> argparse.ArgumentParser:
     parser = subcommands.add_parser(
         "trace", help="per-rank Chakra execution traces of a training job (ASTRA-sim)",
-        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=_help(), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_arguments(parser)
     return parser
@@ -158,10 +174,26 @@ def _cost_model(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> None:
-    from stagec.runtime.chakra.emit import EmitError, EmitOptions, build_programs, emit_traces
+    from stagec.runtime.chakra.emit import (
+        EmitError,
+        EmitOptions,
+        PreviousJobError,
+        build_programs,
+        emit_traces,
+        file_list,
+        previous_output,
+    )
 
     micro_batches = _micro_batches(args)
     cost = _cost_model(args)
+    # --out first: a refusal should not wait for the job to be built
+    if not args.out:
+        raise UsageError("--out '': give a directory path")
+    if os.path.lexists(args.out) and not os.path.isdir(args.out):
+        raise UsageError(f"--out '{args.out}' is not a directory")
+    replaced, kept = previous_output(args.out)
+    if replaced and not args.force:
+        raise UsageError(_previous_job(args, replaced))
     started = time.perf_counter()
     module = step_module(args, micro_batches)
     bindings = step_bindings(args, micro_batches)
@@ -175,30 +207,76 @@ def run(args: argparse.Namespace) -> None:
         raise UsageError(str(error)) from None
     memory = _peak_memory(module, bindings)
     try:
-        os.makedirs(args.out, exist_ok=True)
-    except OSError as error:
-        raise UsageError(f"cannot create --out '{args.out}': {error.strerror or error}") from None
-    if not os.path.isdir(args.out) or not os.access(args.out, os.W_OK):
-        raise UsageError(f"--out '{args.out}' is not a writable directory")
-    report = _write(module, args, bindings, cost, options, programs, emit_traces)
-    if args.json:
-        from stagec.runtime.chakra.emit import write_json_dumps
-
-        write_json_dumps(args.out, args.prefix, report.world)
+        report = _write(module, args, bindings, cost, options, programs, emit_traces)
+    except PreviousJobError as error:  # written meanwhile
+        raise UsageError(_previous_job(args, error.files)) from None
+    except EmitError as error:  # OutputError: a file that cannot be written
+        raise UsageError(str(error)) from None
+    if replaced and kept:
+        print(f"{_PROG}: --force replaced the previous job's traces in '{args.out}' and kept the other files there: "
+              f"{file_list(kept)}", file=sys.stderr)
     elapsed = time.perf_counter() - started
     _print_summary(args, report, memory, micro_batches, elapsed)
 
 
+_PROG = "stagec"
+
+
+def _previous_job(args: argparse.Namespace, files) -> str:
+    from stagec.runtime.chakra.emit import file_list
+
+    return (f"--out '{args.out}' holds the traces of another job ({file_list(files)}): "
+            f"give --force to replace them (other files stay), or another directory")
+
+
+def _free_space(path: str) -> tuple[int, int | None]:
+    """Free bytes and inodes (None: not counted) of the file system `path` would be on."""
+    path = os.path.abspath(path)
+    while not os.path.exists(path):
+        path = os.path.dirname(path)
+    free = shutil.disk_usage(path).free
+    try:
+        stat = os.statvfs(path)
+        inodes = stat.f_favail if stat.f_files else None  # some file systems count none
+    except OSError:
+        inodes = None
+    return free, inodes
+
+
+def _confirm(args: argparse.Namespace):
+    """emit_traces' check of the OutputEstimate: refuse what does not fit on the disk,
+    and a large output without --yes; nothing is written yet."""
+
+    def check(estimate) -> None:
+        size = human_bytes(estimate.bytes)
+        what = f"this job writes {estimate.files:,} files, about {size}, into '{args.out}'"
+        free, inodes = _free_space(args.out)
+        # each file takes at least one 4 KiB block on common file systems
+        if estimate.bytes + 4096 * estimate.files > free:
+            raise UsageError(f"{what}, but its file system has {human_bytes(free)} free; "
+                             f"write fewer ranks or choose another --out")
+        if inodes is not None and estimate.files > inodes:
+            raise UsageError(f"{what}, but its file system has room for {inodes:,} more files; "
+                             f"write fewer ranks or choose another --out")
+        if not args.yes and (estimate.files > MAX_FILES or estimate.bytes > MAX_BYTES):
+            raise UsageError(f"{what}: more than {MAX_FILES:,} files or {MAX_BYTES >> 30} GiB; "
+                             f"give --yes to write it")
+
+    return check
+
+
 def _write(module, args, bindings, cost, options, programs, emit_traces):
     world = programs[1].world or 1
+    common = dict(cost=cost, options=options, programs=programs, refuse_previous=not args.force, json_dumps=args.json,
+                  confirm=_confirm(args))
     if args.quiet or not sys.stderr.isatty() and not os.environ.get("STAGEC_PROGRESS"):
-        return emit_traces(module, args.out, bindings, cost=cost, options=options, programs=programs)
+        return emit_traces(module, args.out, bindings, **common)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("writing traces"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   transient=True) as progress:
         task = progress.add_task("ranks", total=world)
-        return emit_traces(module, args.out, bindings, cost=cost, options=options, programs=programs,
+        return emit_traces(module, args.out, bindings, **common,
                            progress=lambda done, total: progress.update(task, completed=done))
 
 
@@ -268,8 +346,12 @@ def _print_summary(args, report, memory, micro_batches: int, elapsed: float) -> 
     )
 
 
+def _help() -> str:
+    return HELP.format(max_files=MAX_FILES, max_gb=MAX_BYTES >> 30)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    return standalone_main("stagec trace", HELP, add_arguments, run, argv)
+    return standalone_main("stagec trace", _help(), add_arguments, run, argv)
 
 
 if __name__ == "__main__":

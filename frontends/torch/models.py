@@ -35,7 +35,8 @@ from stagec.dialects.stg.config import config_bindings
 from stagec.frontends.templates import ConfigError, ModelConfig, load_config
 from stagec.frontends.templates.blocks import element_type
 
-__all__ = ["build_torch_model", "causal_lm_loss", "hf_model", "import_forward", "load_factory"]
+__all__ = ["FactoryError", "build_torch_model", "call_factory", "causal_lm_loss", "hf_model", "import_forward",
+           "load_factory"]
 
 DYNAMIC = {"input_ids": {0: "B", 1: "S"}, "labels": {0: "B", 1: "S"}}
 _TORCH_DTYPES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "f64": "float64"}
@@ -157,24 +158,92 @@ def hf_model(config: ModelConfig, dtype: str = "bf16", device: str = "meta"):
     return _causal_lm_loss()(lm)
 
 
+class FactoryError(ConfigError):
+    """A `MODULE:FACTORY` that does not give a model: a module that does not import, a
+    name that is not a callable, a call that raises or returns no nn.Module, a forward
+    that torch.export cannot run. The message is one line that starts with
+    `FACTORY 'MODULE:FACTORY'` and holds the user's exception in one line."""
+
+
+def user_exception(error: BaseException) -> str:
+    """`Type: first line of the message (file:line)`, where file:line is where it was
+    raised (a SyntaxError's own position)."""
+    text = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
+    if isinstance(error, SyntaxError):
+        text = error.msg or text
+        where = f"{error.filename}:{error.lineno}" if error.filename else ""
+    else:
+        tb = error.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        where = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}" if tb is not None else ""
+    if len(text) > 200:
+        text = text[:197] + "..."
+    return f"{type(error).__name__}{': ' + text if text else ''}{f' ({where})' if where else ''}"
+
+
 def load_factory(target: str):
-    """`MODULE:FACTORY` -> the callable."""
+    """`MODULE:FACTORY` -> the callable (FactoryError for anything else)."""
     module_name, _, attr = target.partition(":")
     if not module_name or not attr:
-        raise ConfigError(f"'{target}' is not MODULE:FACTORY")
+        raise FactoryError(f"FACTORY '{target}' is not MODULE:FACTORY (e.g. mypkg.models:make_model)")
     try:
         module = importlib.import_module(module_name)
-    except ImportError as e:
-        raise ConfigError(f"cannot import '{module_name}': {e}") from None
+    except ModuleNotFoundError as e:
+        if e.name == module_name or module_name.startswith(f"{e.name}."):  # the module itself, not one it imports
+            raise FactoryError(f"FACTORY '{target}': cannot import '{module_name}': {e}") from None
+        raise FactoryError(f"FACTORY '{target}': importing '{module_name}' raised {user_exception(e)}") from None
+    except (Exception, SystemExit) as e:  # noqa: BLE001 - the user's module: a syntax error, an exception at import
+        raise FactoryError(f"FACTORY '{target}': importing '{module_name}' raised {user_exception(e)}") from None
+    factory = module
+    for part in attr.split("."):  # `MODULE:Class.method` too
+        try:
+            factory = getattr(factory, part)
+        except AttributeError:
+            raise FactoryError(f"FACTORY '{target}': '{module_name}' has no '{attr}'") from None
+        except Exception as e:  # noqa: BLE001 - a user's property or __getattr__
+            raise FactoryError(f"FACTORY '{target}': looking up '{attr}' raised {user_exception(e)}") from None
+    if not callable(factory):
+        raise FactoryError(f"FACTORY '{target}' is {_describe(factory)}, not callable: give a function or class "
+                           f"that returns the nn.Module")
+    return factory
+
+
+def _describe(value) -> str:
+    text = repr(value)
+    text = text if len(text) <= 40 else text[:37] + "..."
+    return f"{type(value).__name__} {text}" if value is not None else "None"
+
+
+def call_factory(factory, config: ModelConfig | None, target: str | None = None):
+    """`FACTORY(config)`, or `FACTORY()` when it takes no argument or there is no
+    config; the nn.Module it returns (FactoryError for anything else)."""
+    import torch
+
+    name = target or getattr(factory, "__qualname__", repr(factory))
     try:
-        return getattr(module, attr)
-    except AttributeError:
-        raise ConfigError(f"'{module_name}' has no '{attr}'") from None
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # a builtin or C callable without a signature
+        params = {}
+    required = [p for p in params.values() if p.default is p.empty
+                and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if config is None and required:
+        raise FactoryError(f"FACTORY '{name}' takes the model config ({required[0].name}): give --model NAME|config.json")
+    try:
+        model = factory(config) if params and config is not None else factory()
+    except (Exception, SystemExit) as e:  # noqa: BLE001 - the user's code (sys.exit() in it too)
+        raise FactoryError(f"FACTORY '{name}' raised {user_exception(e)}") from None
+    if not isinstance(model, torch.nn.Module):
+        raise FactoryError(f"FACTORY '{name}' returned {_describe(model)}, not a torch.nn.Module "
+                           f"(whose forward(input_ids, labels) returns the loss)")
+    return model
 
 
-def call_factory(factory, config: ModelConfig | None):
-    params = inspect.signature(factory).parameters
-    return factory(config) if params and config is not None else factory()
+def export_error(target: str, error: Exception) -> FactoryError:
+    """torch.export could not run the factory's model: its forward raised or is not
+    traceable."""
+    return FactoryError(f"FACTORY '{target}': torch.export of its forward(input_ids, labels) failed: "
+                        f"{user_exception(error)}")
 
 
 def example_args(vocab: int, device: str = "meta", batch: int = 2, seq: int = 16):
@@ -228,6 +297,16 @@ def build_torch_model(model_name_or_config: str | ModelConfig | Mapping[str, Any
     else:
         factory = load_factory(frontend_target)
         with torch.device("meta"):
-            model = call_factory(factory, config)
+            model = call_factory(factory, config, frontend_target)
         model = model.to(torch_dtype(dtype)).eval()
-    return import_forward(model, config.vocab_size, config.name, config_symbols(config), timings)
+    symbols = config_symbols(config)
+    if frontend_target == "hf":
+        return import_forward(model, config.vocab_size, config.name, symbols, timings)
+    from stagec.passes.diagnostics import PassError
+
+    try:
+        return import_forward(model, config.vocab_size, config.name, symbols, timings)
+    except PassError:
+        raise
+    except Exception as error:  # noqa: BLE001 - the user's forward under torch.export
+        raise export_error(frontend_target, error) from None

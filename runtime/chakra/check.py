@@ -897,12 +897,11 @@ def check_trace(directory: str, prefix: str | None = None, jobs: int | None = 1)
         for name, rank in jobs_list:
             take(check_file(directory, name, rank, context))
     else:
-        import multiprocessing
+        from stagec.runtime.workers import quiet_pool
 
         chunk = max(1, min(64, len(jobs_list) // (workers * 8)))
-        with multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn").Pool(
-            workers, initializer=_init_worker, initargs=(directory, context)
-        ) as pool:
+        # workers that ignore Ctrl-C and die with this process (stagec: one line, exit 130)
+        with quiet_pool(workers, initializer=_init_worker, initargs=(directory, context)) as pool:
             for summary in pool.imap(_check_in_worker, jobs_list, chunksize=chunk):
                 take(summary)
 

@@ -53,6 +53,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import shutil
+import signal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -85,6 +88,9 @@ __all__ = [
     "EmitError",
     "EmitOptions",
     "EmitReport",
+    "OutputError",
+    "OutputEstimate",
+    "PreviousJobError",
     "Program",
     "build_programs",
     "emit_traces",
@@ -837,7 +843,8 @@ _JOB: dict = {}
 
 
 def _write_ranks(ranks: Sequence[int]) -> list[tuple[int, int, str]]:
-    """Write the ranks' files; (rank, bytes, digest) of each, for the rank-class file."""
+    """Write the ranks' files into the staging directory; (rank, bytes, digest) of
+    each, for the rank-class file."""
     import hashlib
 
     encoded_by_rank, space, out_dir, prefix = _JOB["lookup"], _JOB["space"], _JOB["dir"], _JOB["prefix"]
@@ -852,7 +859,13 @@ def _write_ranks(ranks: Sequence[int]) -> list[tuple[int, int, str]]:
             data = rank_bytes(encoded, table)
             cache.clear()
             cache[key] = data
-        write_atomic(os.path.join(out_dir, f"{prefix}.{rank}.et"), data)
+        # the staging directory is the temporary name: each file is written once, in place
+        path = os.path.join(out_dir, f"{prefix}.{rank}.et")
+        try:
+            with open(path, "wb") as stream:
+                stream.write(data)
+        except OSError as error:  # a failed write() names no file: name it for the message
+            raise OSError(error.errno, error.strerror, path) from None
         written.append((rank, len(data), hashlib.blake2b(data, digest_size=16).hexdigest()))
     return written
 
@@ -870,15 +883,229 @@ class EmitReport:
         return {p.name: len(p) for p in self.programs}
 
 
+class OutputError(EmitError):
+    """The output cannot be written where it was asked for: a previous job's traces in
+    the directory, or the system's reason for a path (disk full, file too large,
+    permission). Nothing of the new output is left behind."""
+
+
+class PreviousJobError(OutputError):
+    """The output directory holds another job's traces (`files`), which writing this
+    job beside would mix with it."""
+
+    def __init__(self, directory: str, files: Sequence[str]):
+        super().__init__(f"'{directory}' holds the traces of another job ({file_list(files)}): "
+                         f"remove them or write elsewhere")
+        self.directory = directory
+        self.files = list(files)
+
+
+@dataclass(frozen=True)
+class OutputEstimate:
+    """What a job writes, estimated before anything is written: `files` in `directory`
+    and their `bytes` (each trace file encoded for one rank of its class - ranks of a
+    class differ only in a few patched varints - times the class's ranks)."""
+
+    directory: str
+    files: int
+    bytes: int
+
+
+# A trace file, its decoded dump, and the files beside them (module doc; ../shared/CHAKRA.md).
+_TRACE_FILE = re.compile(r"(?P<prefix>[^/]+)\.(?P<rank>0|[1-9][0-9]*)\.(?P<ext>et|json)\Z")
+COMM_GROUP_FILE = "comm_group.json"
+
+
+def previous_output(out_dir: str) -> tuple[list[str], list[str]]:
+    """The names in `out_dir` that a trace job writes (`P.N.et`, the `P.N.json` dumps of
+    a prefix with traces, `P.ranks.json`, comm_group.json) and the other entries
+    (a user's files, directories and links, which stagec never deletes)."""
+    try:
+        names = sorted(os.listdir(out_dir))
+    except FileNotFoundError:
+        return [], []
+    prefixes = {m["prefix"] for n in names if (m := _TRACE_FILE.match(n)) and m["ext"] == "et"}
+    prefixes |= {n.removesuffix(".ranks.json") for n in names if n.endswith(".ranks.json")}
+    ours, others = [], []
+    for name in names:
+        match = _TRACE_FILE.match(name)
+        mine = (name == COMM_GROUP_FILE or (match is not None and match["prefix"] in prefixes)
+                or (name.endswith(".ranks.json") and name.removesuffix(".ranks.json") in prefixes))
+        if mine and os.path.isfile(os.path.join(out_dir, name)) and not os.path.islink(os.path.join(out_dir, name)):
+            ours.append(name)
+        elif not _STAGING.match(name):
+            others.append(name)
+    return ours, others
+
+
+def file_list(names: Sequence[str], limit: int = 4) -> str:
+    """The first names, and how many there are in all."""
+    shown = ", ".join(names[:limit])
+    return shown + (f", ... ({len(names)} in all)" if len(names) > limit else "")
+
+
+# A staging directory: `.stagec-<pid>.tmp` inside --out, `.<out>.stagec-<pid>.tmp` beside it.
+_STAGING = re.compile(r"\..*stagec-(?P<pid>[0-9]+)\.tmp\Z")
+
+
+def _remove_stale_staging(directory: str, prefix: str) -> None:
+    """Remove the staging directories `<prefix>stagec-<pid>.tmp` in `directory` that runs
+    killed by SIGKILL (no cleanup) left for the same --out."""
+    with contextlib.suppress(OSError):
+        for name in os.listdir(directory):
+            match = _STAGING.match(name)
+            if match is None or not name.startswith(prefix) or not os.path.isdir(os.path.join(directory, name)):
+                continue
+            pid = int(match["pid"])
+            if pid != os.getpid() and not _alive(pid):
+                shutil.rmtree(os.path.join(directory, name), ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class _Staging:
+    """Where a job's files are written before they are the result (emit_traces): a
+    sibling directory renamed to a missing `out_dir` (one rename: SIGKILL leaves no
+    result at all), else a directory inside `out_dir` whose files are moved in, with
+    SIGINT and SIGTERM held off, the previous job's completeness markers
+    (comm_group.json, the ranks file) removed first and the new ones moved last.
+    SIGKILL during those renames (milliseconds per thousand files) is the one case
+    that leaves traces without their ranks file."""
+
+    def __init__(self, out_dir: str):
+        self.out_dir = out_dir
+        out = os.path.abspath(out_dir)
+        parent = os.path.dirname(out)
+        self.created: list[str] = []  # missing ancestors of out_dir this run creates
+        path = parent
+        while not os.path.exists(path):
+            self.created.append(path)
+            path = os.path.dirname(path)
+        for missing in reversed(self.created):
+            os.mkdir(missing)
+        exists = os.path.lexists(out)
+        if exists and not os.path.isdir(out):
+            raise OutputError(f"'{out_dir}' is not a directory")
+        # A missing directory appears by one rename. An existing one is never replaced,
+        # even empty: it keeps its owner and mode, and a shell whose working directory
+        # it is keeps seeing it.
+        whole = not exists and os.access(parent, os.W_OK)
+        self.whole = whole
+        if not whole and not exists:
+            os.mkdir(out)
+            self.created.insert(0, out)
+        stem = f".{os.path.basename(out)}." if whole else "."
+        base = parent if whole else out
+        _remove_stale_staging(base, stem)
+        name = f"{stem}stagec-{os.getpid()}.tmp"
+        self.path = os.path.join(base, name)
+        shutil.rmtree(self.path, ignore_errors=True)
+        os.mkdir(self.path)
+
+    def shown(self, path: str | None) -> str:
+        """The final path a staged path stands for (for messages)."""
+        if not path:
+            return self.out_dir
+        path = os.fspath(path)
+        if path.startswith(self.path + os.sep):
+            name = os.path.basename(path)
+            temporary = re.fullmatch(r"\.?(.+)\.tmp-[0-9]+", name)  # write_atomic's and wire's names
+            path = os.path.join(self.out_dir, temporary[1] if temporary else name)
+        elif path == self.path:
+            path = self.out_dir
+        return path
+
+    def commit(self, replaced: Sequence[str]) -> None:
+        """Make the staged files the result; `replaced` (a previous job's files, --force)
+        go first."""
+        signals = {signal.SIGINT, signal.SIGTERM}
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+        try:
+            out = self.out_dir
+            if self.whole:
+                os.replace(self.path, out)
+                return
+            # completeness markers go first and come last, so a reader never pairs files of two jobs
+            order = sorted(replaced, key=lambda n: (n != COMM_GROUP_FILE and not n.endswith(".ranks.json"), n))
+            for name in order:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(os.path.join(out, name))
+            staged = sorted(os.listdir(self.path),
+                            key=lambda n: (n.endswith(".ranks.json"), n == COMM_GROUP_FILE, n))
+            for name in staged:
+                os.replace(os.path.join(self.path, name), os.path.join(out, name))
+            os.rmdir(self.path)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+    def discard(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
+        for path in self.created:  # the ancestors it created, innermost first, if still empty
+            with contextlib.suppress(OSError):
+                os.rmdir(path)
+
+
+def estimate_output(encoded: Sequence[_Encoded], space: RankSpace, out_dir: str, json_dumps: bool) -> OutputEstimate:
+    """The files and bytes emit_traces will write (OutputEstimate)."""
+    world = max(space.world, 1)
+    total = 0
+    pg_patches = 0
+    for enc in encoded:
+        rank = enc.ranks[0]
+        data = rank_bytes(enc, [_patch_bytes(space, rank, p) for p in enc.patches])
+        total += len(data) * len(enc.ranks)
+        if json_dumps:
+            total += len(_json_dump(_decoded(data), rank)) * len(enc.ranks)
+        pg_patches = max(pg_patches, sum(1 for p in enc.patches if p[0] == "pg"))
+        # the rank-class file: a row of patch values per rank
+        total += (12 + 8 * len(enc.patches)) * len(enc.ranks)
+    total += world * 56  # the rank-class file's size and digest per rank
+    total += world * 8 * pg_patches  # comm_group.json: each rank once per group it is in
+    files = world * (2 if json_dumps else 1) + 2
+    return OutputEstimate(out_dir, files, total)
+
+
+def _decoded(data: bytes):
+    from stagec.runtime.chakra.wire import decode_trace
+
+    return decode_trace(data)
+
+
 def emit_traces(module: ModuleOp, out_dir: str, bindings: Mapping[str, int] | None = None, *, cost=None,
                 options: EmitOptions = EmitOptions(), progress: Callable[[int, int], None] | None = None,
-                programs: tuple[list[Program], RankSpace] | None = None) -> EmitReport:
-    """Write `<prefix>.<rank>.et` for every rank and `comm_group.json` into `out_dir`."""
+                programs: tuple[list[Program], RankSpace] | None = None, refuse_previous: bool = False,
+                json_dumps: bool = False, confirm: Callable[[OutputEstimate], None] | None = None) -> EmitReport:
+    """Write `<prefix>.<rank>.et` for every rank, `comm_group.json` and `<prefix>.ranks.json`
+    (and with `json_dumps` each trace decoded, `<prefix>.<rank>.json`) into `out_dir`.
+
+    The result appears whole or not at all: the files are written into a staging
+    directory that becomes the result when every one is written (`_Staging`); an
+    error, Ctrl-C or SIGTERM removes it and leaves `out_dir` as it was. `out_dir` may
+    hold other files, which stay; a previous job's traces there (`previous_output`)
+    are replaced - deleted when the new ones move in, so that none is left beside
+    them - or, with `refuse_previous`, a PreviousJobError. `confirm` sees the OutputEstimate
+    before anything is written and may raise to stop. A write that fails is an
+    OutputError naming the file and the system's reason."""
     if programs is None:
         programs = build_programs(module, bindings, cost=cost, options=options)
     progs, space = programs
-    os.makedirs(out_dir, exist_ok=True)
+    if os.path.isdir(out_dir):
+        previous, others = previous_output(out_dir)
+        if previous and refuse_previous:
+            raise PreviousJobError(out_dir, previous)
+    else:
+        previous = []
     encoded = [encode_program(p) for p in progs]
+    if confirm is not None:
+        confirm(estimate_output(encoded, space, out_dir, json_dumps))
     lookup: dict[int, _Encoded] = {}
     for enc in encoded:
         for rank in enc.ranks:
@@ -887,16 +1114,46 @@ def emit_traces(module: ModuleOp, out_dir: str, bindings: Mapping[str, int] | No
                 if patch[0] == "pg":
                     space.group_id(rank, patch[1], patch[2])
     world = max(space.world, 1)
-    _JOB.update(lookup=lookup, space=space, dir=out_dir, prefix=options.prefix)
+    try:
+        staging = _Staging(out_dir)
+    except OSError as error:
+        path = error.filename
+        if not path or _STAGING.match(os.path.basename(path)):
+            path = out_dir  # the staging directory stands for --out
+        raise OutputError(f"cannot create {path}: {error.strerror or error}") from None
+    try:
+        done, files = _write_all(staging.path, options, lookup, space, world, progress)
+        from stagec.runtime.chakra.wire import write_comm_groups
+
+        groups = space.groups()
+        write_comm_groups(os.path.join(staging.path, COMM_GROUP_FILE), groups)
+        write_rank_classes(staging.path, options.prefix, world, encoded, space, files)
+        if json_dumps:
+            write_json_dumps(staging.path, options.prefix, world)
+        staging.commit(previous)
+    except OSError as error:
+        staging.discard()
+        raise OutputError(f"cannot write {staging.shown(error.filename)}: {error.strerror or error}") from None
+    except BaseException:
+        staging.discard()
+        raise
+    return EmitReport(out_dir, options.prefix, world, progs, groups, done)
+
+
+def _write_all(directory: str, options: EmitOptions, lookup, space: RankSpace, world: int,
+               progress) -> tuple[int, dict[int, tuple[int, str]]]:
+    """Every rank's file, by a pool of writers for large jobs (runtime/workers.py: they
+    ignore Ctrl-C and die with this process); (files written, rank -> (bytes, digest))."""
+    _JOB.update(lookup=lookup, space=space, dir=directory, prefix=options.prefix)
     chunks = [list(range(i, min(i + 64, world))) for i in range(0, world, 64)]
     done = 0
     files: dict[int, tuple[int, str]] = {}
     workers = options.workers or min(8, os.cpu_count() or 1)
     try:
         if workers > 1 and world >= 256:
-            import multiprocessing
+            from stagec.runtime.workers import quiet_pool
 
-            with multiprocessing.get_context("fork").Pool(workers) as pool:
+            with quiet_pool(workers) as pool:
                 for written in pool.imap_unordered(_write_ranks, chunks):
                     done += len(written)
                     files.update((r, (n, d)) for r, n, d in written)
@@ -911,12 +1168,7 @@ def emit_traces(module: ModuleOp, out_dir: str, bindings: Mapping[str, int] | No
                     progress(done, world)
     finally:
         _JOB.clear()
-    from stagec.runtime.chakra.wire import write_comm_groups
-
-    groups = space.groups()
-    write_comm_groups(os.path.join(out_dir, "comm_group.json"), groups)
-    write_rank_classes(out_dir, options.prefix, world, encoded, space, files)
-    return EmitReport(out_dir, options.prefix, world, progs, groups, done)
+    return done, files
 
 
 RANK_CLASSES = "{prefix}.ranks.json"
@@ -953,19 +1205,23 @@ def write_rank_classes(out_dir: str, prefix: str, world: int, encoded: Sequence[
 
 def write_json_dumps(out_dir: str, prefix: str, world: int) -> None:
     """`<prefix>.<rank>.json` beside each trace: the file decoded, for people to read."""
-    import json
-
     from stagec.runtime.chakra.wire import read_trace
 
     for rank in range(world):
         trace = read_trace(os.path.join(out_dir, f"{prefix}.{rank}.et"))
-        nodes = [
-            {
-                "id": n.id, "name": n.name, "type": NodeType(n.type).name,
-                "data_deps": list(n.data_deps), "ctrl_deps": list(n.ctrl_deps),
-                "duration_micros": n.duration_micros, "attrs": {a.name: a.value for a in n.attrs},
-            }
-            for n in trace.nodes
-        ]
-        doc = {"rank": rank, "version": trace.metadata.version, "nodes": nodes}
-        write_atomic(os.path.join(out_dir, f"{prefix}.{rank}.json"), (json.dumps(doc, indent=1) + "\n").encode())
+        write_atomic(os.path.join(out_dir, f"{prefix}.{rank}.json"), _json_dump(trace, rank))
+
+
+def _json_dump(trace, rank: int) -> bytes:
+    import json
+
+    nodes = [
+        {
+            "id": n.id, "name": n.name, "type": NodeType(n.type).name,
+            "data_deps": list(n.data_deps), "ctrl_deps": list(n.ctrl_deps),
+            "duration_micros": n.duration_micros, "attrs": {a.name: a.value for a in n.attrs},
+        }
+        for n in trace.nodes
+    ]
+    doc = {"rank": rank, "version": trace.metadata.version, "nodes": nodes}
+    return (json.dumps(doc, indent=1) + "\n").encode()

@@ -287,7 +287,11 @@ def test_a_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
     assert calls and os.listdir(tmp_path) == []
 
 
-def test_a_killed_run_leaves_only_whole_files(tmp_path):
+def test_a_killed_run_leaves_no_result(tmp_path):
+    """The files are written into a staging directory beside --out that becomes --out
+    only when complete: SIGKILL (no cleanup runs) leaves no --out at all, and the next
+    run removes the dead run's staging directory (tests/unit/cli/test_trace_signals.py
+    for Ctrl-C and SIGTERM)."""
     import signal
     import subprocess
     import time
@@ -298,17 +302,23 @@ def test_a_killed_run_leaves_only_whole_files(tmp_path):
     cmd = [sys.executable, "-m", "stagec.tools.stagec_trace", "--model", str(config), "--dp", "128", "--tp", "2",
            "--pp", "2", "--batch", "256", "--seq", "8", "--quiet", "--workers", "1", "--out", str(out)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    staging = tmp_path / f".out.stagec-{proc.pid}.tmp"
     deadline = time.time() + 120
     while time.time() < deadline and proc.poll() is None:
-        if out.exists() and len([n for n in os.listdir(out) if n.endswith(".et")]) >= 20:
+        if staging.is_dir() and len([n for n in os.listdir(staging) if n.endswith(".et")]) >= 20:
             break
-        time.sleep(0.01)
+        time.sleep(0.002)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    finals = [n for n in os.listdir(out) if n.endswith(".et") and not n.startswith(".")]
-    assert finals, "the run ended before writing anything"
-    for name in finals:  # every file under a final name decodes whole
-        read_trace(str(out / name))
+    if proc.returncode == 0:  # it finished first: the whole result, and nothing else
+        assert sorted(os.listdir(tmp_path)) == ["out", "tiny.json"]
+        assert len([n for n in os.listdir(out) if n.endswith(".et")]) == 512
+        return
+    assert not out.exists() and staging.is_dir()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, timeout=120)
+    assert sorted(os.listdir(tmp_path)) == ["out", "tiny.json"]
+    for rank in range(512):  # every file whole
+        read_trace(str(out / f"trace.{rank}.et"))
 
 
 def test_write_atomic_removes_its_temporary_file(tmp_path):

@@ -19,4 +19,4 @@
 // TORCH:      "torch.symbolic_int"() <{{.*}}symbol_name = "B"}>
 // TORCH:      "torch.aten.scaled_dot_product_attention"
 
-// ERROR: stagec: error: cannot import 'no_such_module': No module named 'no_such_module'
+// ERROR: stagec: error: FACTORY 'no_such_module:make': cannot import 'no_such_module': No module named 'no_such_module'

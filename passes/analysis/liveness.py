@@ -12,6 +12,15 @@ definition and its home (a saved activation: once per layer), following aliases
 through views, yields, carries and scans, and added to the home's difference array.
 A scope's profile is its own buffers plus each child's profile tiled `count` times,
 so the cost is one walk per layer body, not per executed op.
+
+Each buffer also names the stream whose caching-allocator pool it comes from
+(`stream_of`, for the replay in reserved.py): the compute stream, except a gathered
+parameter - the output of an all-gather of a `stg.param` (through views), alone or
+as a coalesced FSDP unit - which PyTorch FSDP allocates on its unshard stream
+(torch/distributed/fsdp/_runtime_utils.py `_unshard`: `handle.unshard()` runs under
+`state._device_handle.stream(unshard_stream)`, and the padded unsharded flat
+parameter is allocated there). Megatron's collectives allocate their outputs on the
+calling (compute) stream, so every other collective's output stays there.
 """
 
 from __future__ import annotations
@@ -27,7 +36,8 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
 from stagec.dialects.stg.names import GRAD
 from stagec.dialects.stg.attributes import TensorType, TokenType, element_bytes
-from stagec.dialects.stg.comm import CommOp
+from stagec.dialects.stg.comm import AllGatherOp, CommOp
+from stagec.dialects.stg.compute import ElementwiseKind, ElementwiseOp
 from stagec.dialects.stg.memory import OffloadOp, ReleaseOp, ReloadOp, WaitOp
 from stagec.dialects.stg.schedule import GroupOp
 from stagec.dialects.stg.shape_ops import ReshapeOp
@@ -43,6 +53,8 @@ KV_CACHE = "kv_cache"
 _KIND = {k: i for i, k in enumerate(KINDS)}
 _ACT, _COMM = _KIND["activations"], _KIND["communication"]
 _NEVER = 1 << 62
+# the allocating streams of the replay (allocator.CachingAllocator keeps a pool each)
+COMPUTE_STREAM, UNSHARD_STREAM = 0, 1
 
 
 class AccountingError(ValueError):
@@ -213,9 +225,40 @@ class Schedule:
 # -- lifetimes -------------------------------------------------------------------------
 
 
+def _reads_param(value: SSAValue) -> bool:
+    """Whether `value` is a parameter's stored shard (a `stg.param`, through views)."""
+    op = value.owner
+    while isinstance(op, ReshapeOp):
+        op = op.operands[0].owner
+    return isinstance(op, ParamOp)
+
+
 def _is_alias_op(op: Operation) -> bool:
-    """Ops whose result is a view of their operand's buffer."""
-    return isinstance(op, ReshapeOp) or (isinstance(op, WaitOp) and op.result is not None)
+    """Ops whose result is a view of their operand's buffer, or needs none of its own
+    (a gradient accumulation's cast, `is_accumulating_cast`)."""
+    return (
+        isinstance(op, ReshapeOp)
+        or (isinstance(op, WaitOp) and op.result is not None)
+        or is_accumulating_cast(op)
+    )
+
+
+def is_accumulating_cast(op: Operation) -> bool:
+    """A cast whose one use is an `add` assigned to a state: accumulating a bf16
+    gradient into its fp32 `grad` state. The runtime does that in one mixed-dtype
+    kernel, with no fp32 copy of the gradient: Megatron's DDP gradient hook runs
+    `param.main_grad.add_(param.grad.data)` (megatron/core/distributed), and
+    PyTorch's TensorIterator converts the bf16 operand as it reads it. So the cast
+    holds no buffer; the bf16 gradient lives until the add."""
+    if not (isinstance(op, ElementwiseOp) and op.kind.data == ElementwiseKind.CAST):
+        return False
+    uses = list(op.result.uses)
+    if len(uses) != 1:
+        return False
+    add = uses[0].operation
+    if not (isinstance(add, ElementwiseOp) and add.kind.data == ElementwiseKind.ADD):
+        return False
+    return any(isinstance(u.operation, AssignOp) for u in add.result.uses)
 
 
 class Liveness:
@@ -228,9 +271,10 @@ class Liveness:
             if isinstance(op, AssignOp):
                 self.persistent |= self.owners_of(op.value)
         self.diffs: dict[Scope, np.ndarray] = {}
-        # each buffer instance as (first, last, bytes) relative to an iteration of
-        # its home scope: the allocation order a caching-allocator replay needs
-        self.spans: dict[Scope, list[tuple[int, int, int]]] = {}
+        # each buffer instance as (first, last, bytes, stream) relative to an
+        # iteration of its home scope: the allocation order a caching-allocator
+        # replay needs
+        self.spans: dict[Scope, list[tuple[int, int, int, int]]] = {}
         # an offloaded persistent state's time off the device, the same way
         self.state_gaps: dict[Scope, list[tuple[int, int, int]]] = {}
 
@@ -281,6 +325,18 @@ class Liveness:
                 if len(kinds) == 1:
                     return kinds.pop()
         return _ACT
+
+    def stream_of(self, value: SSAValue) -> int:
+        """The stream a buffer is allocated on (module doc): the unshard stream for a
+        gathered parameter, else the compute stream."""
+        op = value.owner
+        if isinstance(op, GroupOp) and op.collective_kind() == "all_gather":
+            members = [m for m in op.body.block.ops if isinstance(m, AllGatherOp)]
+            if members and all(_reads_param(m.operands[0]) for m in members):
+                return UNSHARD_STREAM
+        elif isinstance(op, AllGatherOp) and _reads_param(op.operands[0]):
+            return UNSHARD_STREAM
+        return COMPUTE_STREAM
 
     def _offload_of(self, host: SSAValue) -> OffloadOp | None:
         op = host.owner
@@ -451,6 +507,7 @@ class Liveness:
         for owner in self.owners():
             size = s.ev.device_bytes(owner.type)
             kind = self.kind_of(owner)
+            stream = self.stream_of(owner)
             home = self.home(owner)
             loops = []
             scope = s.scope_of_value(owner)
@@ -468,7 +525,7 @@ class Liveness:
                 first, last = self.lifetime(owner, s.scope_of_value(owner), base, frames)
                 diff[first, kind] += size
                 diff[last + 1, kind] -= size
-                spans.append((first, last, size))
+                spans.append((first, last, size, stream))
 
     def add_offloaded_states(self) -> None:
         """An offloaded persistent state leaves the device after the copy and comes
@@ -511,14 +568,16 @@ class Liveness:
         return "optimizer_states"
 
     def step_spans(self, gaps: bool = False) -> np.ndarray:
-        """Every buffer instance of the step as rows (first, last, bytes) in absolute
-        positions, in the order the walk met them (an op's results in result order);
-        with `gaps`, the offloaded states' times off the device instead. A loop body's
-        rows are tiled over its iterations, as `profile` tiles its bytes."""
+        """Every buffer instance of the step as rows (first, last, bytes, stream) in
+        absolute positions, in the order the walk met them (an op's results in result
+        order); with `gaps`, the offloaded states' times off the device instead, rows
+        (first, last, bytes). A loop body's rows are tiled over its iterations, as
+        `profile` tiles its bytes."""
         table = self.state_gaps if gaps else self.spans
+        width = 3 if gaps else 4
 
         def build(scope: Scope) -> np.ndarray:
-            own = np.asarray(table.get(scope, ()), dtype=np.int64).reshape(-1, 3)
+            own = np.asarray(table.get(scope, ()), dtype=np.int64).reshape(-1, width)
             parts = [own]
             for offset, child in scope.children:
                 rows = build(child)
@@ -550,4 +609,4 @@ class Liveness:
         return build(self.s.root)
 
 
-__all__ = ["KINDS", "KV_CACHE", "AccountingError", "Evaluator", "Frame", "Liveness", "Schedule", "Scope", "state_kind"]
+__all__ = ["COMPUTE_STREAM", "KINDS", "KV_CACHE", "UNSHARD_STREAM", "AccountingError", "Evaluator", "Frame", "Liveness", "Schedule", "Scope", "state_kind"]

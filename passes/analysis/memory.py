@@ -186,12 +186,15 @@ class StepAllocations:
     `persistent` the byte size of each persistent tensor (a state of a layer stack is
     one tensor per layer), allocated before the step and kept; `spans` each transient
     buffer instance as a row (first, last, bytes) of absolute positions, in the order
-    the walk made them; `gaps` the same rows for an offloaded state's time off the
-    device (liveness.Liveness.step_spans)."""
+    the walk made them; `streams` the stream each span is allocated on (one entry per
+    row, liveness.COMPUTE_STREAM or UNSHARD_STREAM; empty: all on the compute
+    stream); `gaps` the same rows for an offloaded state's time off the device
+    (liveness.Liveness.step_spans)."""
 
     persistent: tuple[int, ...] = ()
     spans: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int64))
     gaps: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int64))
+    streams: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 @dataclass(frozen=True, eq=False)
@@ -246,7 +249,8 @@ def analyze_memory(function: func.FuncOp, ev: Evaluator) -> MemoryReport:
         kinds,
     )
     tensors = tuple(size for st in states for size in [st.bytes // st.multiplicity] * st.multiplicity if size)
-    allocations = StepAllocations(tensors, liveness.step_spans(), liveness.step_spans(gaps=True))
+    spans = liveness.step_spans()
+    allocations = StepAllocations(tensors, spans[:, :3], liveness.step_spans(gaps=True), spans[:, 3])
     comms = communicators_of(function, ev)
     if not len(timeline):
         return MemoryReport(

@@ -238,3 +238,28 @@ def test_unbound_and_indivisible_sizes_are_clear_errors():
         memory(body, {}, prefix="stg.mesh @m [dp = 2]")
     with pytest.raises(AccountingError, match="divid|integer|not"):
         memory(body, {"B": 3}, prefix="stg.mesh @m [dp = 2]")
+
+
+def test_a_gradient_accumulation_cast_holds_no_buffer():
+    """is_accumulating_cast: a cast whose one use is an add assigned to a state is
+    Megatron's `param.main_grad.add_(param.grad.data)` - one mixed-dtype kernel, no
+    fp32 copy; the bf16 gradient lives until the add."""
+    prefix = "!t16 = !stg.tensor<[4], bf16>"
+    mem = memory("""
+  %w = stg.param "w" : !t16
+  %d = stg.elementwise neg %w : !t16 -> !t16
+  %d32 = stg.elementwise cast %d : !t16 -> !t
+  %g = stg.optimizer_state "grad" of "w" : !t
+  %g2 = stg.elementwise add %g, %d32 : !t, !t -> !t
+  stg.assign %g2 to "grad" of "w" : !t
+""", prefix=prefix)
+    # d (bf16 [4], 8 B) [1, 4]: read by the add through the cast; the sum is the state
+    assert live(mem) == [0, 8, 8, 8, 8, 0]
+    kept = memory("""
+  %w = stg.param "w" : !t16
+  %d = stg.elementwise neg %w : !t16 -> !t16
+  %d32 = stg.elementwise cast %d : !t16 -> !t
+  %e = stg.elementwise neg %d32 : !t -> !t
+""", prefix=prefix)
+    # any other cast is a buffer: d 8 B [1, 2], d32 16 B [2, 3], e 16 B [3, 3]
+    assert live(kept) == [0, 8, 24, 32]

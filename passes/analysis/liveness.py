@@ -54,7 +54,7 @@ _KIND = {k: i for i, k in enumerate(KINDS)}
 _ACT, _COMM = _KIND["activations"], _KIND["communication"]
 _NEVER = 1 << 62
 # the allocating streams of the replay (allocator.CachingAllocator keeps a pool each)
-COMPUTE_STREAM, UNSHARD_STREAM = 0, 1
+COMPUTE_STREAM, UNSHARD_STREAM, PRE_UNSHARD_STREAM = 0, 1, 2
 
 
 class AccountingError(ValueError):
@@ -233,6 +233,40 @@ def _reads_param(value: SSAValue) -> bool:
     return isinstance(op, ParamOp)
 
 
+def gathered_from_master(function: func.FuncOp | Block) -> frozenset[str]:
+    """The parameters a run keeps only as their full-precision master: those with a
+    `master` state whose every read (through views) is an all-gather's input - the
+    FSDP-sharded parameters of a mixed-precision program. PyTorch FSDP's mixed
+    precision (MixedPrecision(param_dtype=bf16), as NeMo's FSDP strategy sets it, with
+    megatron_amp_O2 off so the model's parameters are fp32) keeps one sharded flat
+    parameter in full precision - the optimizer updates it in place, so it *is* the
+    master - and before each all-gather casts it into a low-precision shard
+    (`FlatParamHandle.pre_unshard`, `_use_low_precision_shard`: `_mp_shard`, on the
+    pre-unshard stream), freed once the gather is done (`post_unshard`,
+    `_free_low_precision_sharded_param`). So the program's bf16 parameter state is
+    no storage of its own: each read is a transient shard, and the optimizer's
+    write of the bf16 copy is a transient."""
+    masters, gathered, other = set(), set(), set()
+    for op in function.walk():  # a function, or its body block
+        if isinstance(op, OptimizerStateOp) and op.tensor_name.data == "master":
+            masters.add(op.param.data)
+        elif isinstance(op, ParamOp) and op.result.uses:  # an unused read says nothing
+            name = op.tensor_name.data
+            (gathered if _only_gathered(op.result) else other).add(name)
+    return frozenset((gathered - other) & masters)
+
+
+def _only_gathered(value: SSAValue) -> bool:
+    for use in value.uses:
+        op = use.operation
+        if isinstance(op, ReshapeOp):
+            if not _only_gathered(op.results[0]):
+                return False
+        elif not isinstance(op, AllGatherOp):
+            return False
+    return True
+
+
 def _is_alias_op(op: Operation) -> bool:
     """Ops whose result is a view of their operand's buffer, or needs none of its own
     (a gradient accumulation's cast, `is_accumulating_cast`)."""
@@ -267,8 +301,11 @@ class Liveness:
     def __init__(self, schedule: Schedule):
         self.s = schedule
         self.persistent: set[SSAValue] = set()
+        # parameters stored only as their master (FSDP's mixed precision): their reads
+        # are transient shards, their bf16 writes no state
+        self.from_master = gathered_from_master(schedule.root.block)
         for op in schedule.root.block.walk():
-            if isinstance(op, AssignOp):
+            if isinstance(op, AssignOp) and not (op.param is None and op.state_name.data in self.from_master):
                 self.persistent |= self.owners_of(op.value)
         self.diffs: dict[Scope, np.ndarray] = {}
         # each buffer instance as (first, last, bytes, stream) relative to an
@@ -307,7 +344,16 @@ class Liveness:
         return {value}
 
     def is_state_read(self, value: SSAValue) -> bool:
-        return isinstance(value.owner, (ParamOp, OptimizerStateOp))
+        op = value.owner
+        if isinstance(op, ParamOp):
+            return op.tensor_name.data not in self.from_master
+        return isinstance(op, OptimizerStateOp)
+
+    def is_master_shard(self, value: SSAValue) -> bool:
+        """A read of a parameter kept only as its master: FSDP's transient
+        low-precision shard (gathered_from_master)."""
+        op = value.owner
+        return isinstance(op, ParamOp) and op.tensor_name.data in self.from_master
 
     def offloaded_state(self, offload: OffloadOp) -> bool:
         owners = self.owners_of(offload.operands[0])
@@ -315,6 +361,8 @@ class Liveness:
 
     def kind_of(self, value: SSAValue) -> int:
         op = value.owner
+        if self.is_master_shard(value):
+            return _KIND["weights"]
         # a coalesced collective's results are what its members' results were
         if isinstance(op, CommOp) or (isinstance(op, GroupOp) and op.collective_kind() is not None):
             return _COMM
@@ -330,6 +378,8 @@ class Liveness:
         """The stream a buffer is allocated on (module doc): the unshard stream for a
         gathered parameter, else the compute stream."""
         op = value.owner
+        if self.is_master_shard(value):
+            return PRE_UNSHARD_STREAM
         if isinstance(op, GroupOp) and op.collective_kind() == "all_gather":
             members = [m for m in op.body.block.ops if isinstance(m, AllGatherOp)]
             if members and all(_reads_param(m.operands[0]) for m in members):
@@ -352,6 +402,9 @@ class Liveness:
                 yield arg
         for op in self.s.leaves:
             # a kv cache's result is the cache itself: persistent state (memory.py)
+            if isinstance(op, ParamOp) and op.tensor_name.data in self.from_master:
+                yield op.result
+                continue
             if isinstance(op, (ParamOp, OptimizerStateOp, KvCacheOp)) or _is_alias_op(op):
                 continue
             if isinstance(op, ReloadOp):
@@ -609,4 +662,4 @@ class Liveness:
         return build(self.s.root)
 
 
-__all__ = ["COMPUTE_STREAM", "KINDS", "KV_CACHE", "UNSHARD_STREAM", "AccountingError", "Evaluator", "Frame", "Liveness", "Schedule", "Scope", "state_kind"]
+__all__ = ["COMPUTE_STREAM", "KINDS", "KV_CACHE", "PRE_UNSHARD_STREAM", "UNSHARD_STREAM", "AccountingError", "Evaluator", "Frame", "Liveness", "Schedule", "Scope", "gathered_from_master", "state_kind"]

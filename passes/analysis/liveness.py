@@ -19,8 +19,10 @@ parameter - the output of an all-gather of a `stg.param` (through views), alone 
 as a coalesced FSDP unit - which PyTorch FSDP allocates on its unshard stream
 (torch/distributed/fsdp/_runtime_utils.py `_unshard`: `handle.unshard()` runs under
 `state._device_handle.stream(unshard_stream)`, and the padded unsharded flat
-parameter is allocated there). Megatron's collectives allocate their outputs on the
-calling (compute) stream, so every other collective's output stays there.
+parameter is allocated there), and the read of a parameter kept only as its master
+(`gathered_from_master`), FSDP's low-precision shard, which it allocates on its
+pre-unshard stream. Megatron's collectives allocate their outputs on the calling
+(compute) stream, so every other collective's output stays there.
 """
 
 from __future__ import annotations
@@ -375,8 +377,9 @@ class Liveness:
         return _ACT
 
     def stream_of(self, value: SSAValue) -> int:
-        """The stream a buffer is allocated on (module doc): the unshard stream for a
-        gathered parameter, else the compute stream."""
+        """The stream a buffer is allocated on (module doc): the pre-unshard stream
+        for a master-only parameter's shard, the unshard stream for a gathered
+        parameter, else the compute stream."""
         op = value.owner
         if self.is_master_shard(value):
             return PRE_UNSHARD_STREAM
@@ -662,4 +665,19 @@ class Liveness:
         return build(self.s.root)
 
 
-__all__ = ["COMPUTE_STREAM", "KINDS", "KV_CACHE", "PRE_UNSHARD_STREAM", "UNSHARD_STREAM", "AccountingError", "Evaluator", "Frame", "Liveness", "Schedule", "Scope", "gathered_from_master", "state_kind"]
+__all__ = [
+    "COMPUTE_STREAM",
+    "KINDS",
+    "KV_CACHE",
+    "PRE_UNSHARD_STREAM",
+    "UNSHARD_STREAM",
+    "AccountingError",
+    "Evaluator",
+    "Frame",
+    "Liveness",
+    "Schedule",
+    "Scope",
+    "gathered_from_master",
+    "is_accumulating_cast",
+    "state_kind",
+]

@@ -20,14 +20,22 @@ The model follows the source, one function to one function:
 - `get_free_block`: best fit - the smallest cached block of the pool that holds the
   request, the lowest address among equal sizes (the pool is a set ordered by
   (stream, size, address)). Only when none fits is a new segment allocated.
+  A cached block serves only requests of the stream it was allocated on: the search
+  key carries the request's stream and a block of another stream ends the search
+  (`(*it)->stream != p.stream()` returns false). So a buffer a framework allocates on
+  a side stream (FSDP's unshard stream, reserved.py) leaves its block to that
+  stream's later requests.
 - `should_split`: the found block is split when the rest is >= 512 bytes (small
   pool) or > 1 MiB (large pool); the request takes the low addresses and the rest
   goes back to the pool. A large block whose rest is <= 1 MiB is handed out whole.
 - `free_block`: a freed block merges with its free neighbours of the same segment
   (prev, then next) and returns to its pool.
 
-One stream: every block is allocated and freed on the compute stream, and a free is
-immediate (no `record_stream` events delaying reuse). Segments are never released
+Streams: `malloc(size, stream)` names the allocating stream (0, the compute stream,
+by default); blocks and their splits keep it, and a free returns the block to that
+stream's cache. A free is immediate: `record_stream` events, which delay a block's
+reuse until the other stream passes the free, are not modelled (they depend on how
+far the host runs ahead of the device). Segments are never released
 (no out-of-memory retry): the step is assumed to fit.
 """
 
@@ -75,12 +83,13 @@ def should_split(block_size: int, rounded: int, small: bool) -> bool:
 class Block:
     """A range of one segment: allocated or cached (free)."""
 
-    __slots__ = ("address", "size", "small", "prev", "next", "allocated")
+    __slots__ = ("address", "size", "small", "stream", "prev", "next", "allocated")
 
-    def __init__(self, address: int, size: int, small: bool):
+    def __init__(self, address: int, size: int, small: bool, stream: int = 0):
         self.address = address
         self.size = size
         self.small = small
+        self.stream = stream
         self.prev: Block | None = None
         self.next: Block | None = None
         self.allocated = False
@@ -100,11 +109,12 @@ class AllocatorStats:
 
 
 class CachingAllocator:
-    """The caching allocator of one device and one stream (module doc)."""
+    """The caching allocator of one device (module doc)."""
 
     def __init__(self):
-        # free blocks of each pool ordered as the real set is: by (size, address)
-        self._free: dict[bool, list[tuple[int, int]]] = {True: [], False: []}
+        # free blocks of each (stream, small) pool ordered as the real set is: by
+        # (size, address) within a stream
+        self._free: dict[tuple[int, bool], list[tuple[int, int]]] = {}
         self._block_at: dict[tuple[int, int, bool], Block] = {}
         self._next_address = 0
         self.reserved = 0
@@ -116,33 +126,33 @@ class CachingAllocator:
 
     def _insert(self, block: Block) -> None:
         key = (block.size, block.address)
-        insort(self._free[block.small], key)
+        insort(self._free.setdefault((block.stream, block.small), []), key)
         self._block_at[(block.size, block.address, block.small)] = block
 
     def _remove(self, block: Block) -> None:
-        pool = self._free[block.small]
+        pool = self._free[(block.stream, block.small)]
         key = (block.size, block.address)
         del pool[bisect_left(pool, key)]
         del self._block_at[(block.size, block.address, block.small)]
 
-    def malloc(self, size: int) -> tuple[Block, int]:
-        """Hand out a block for `size` bytes; returns it and the request's size (the
-        handle `free` takes)."""
+    def malloc(self, size: int, stream: int = 0) -> tuple[Block, int]:
+        """Hand out a block for `size` bytes on `stream`; returns it and the request's
+        size (the handle `free` takes)."""
         rounded = round_size(size)
         small = is_small(rounded)
-        pool = self._free[small]
+        pool = self._free.setdefault((stream, small), [])
         i = bisect_left(pool, (rounded, -1))
         if i < len(pool):
             block = self._block_at[(*pool[i], small)]
             self._remove(block)
         else:  # cudaMalloc a new segment
             segment = allocation_size(rounded)
-            block = Block(self._next_address, segment, small)
+            block = Block(self._next_address, segment, small, stream)
             self._next_address += segment
             self.reserved += segment
             self.segments += 1
         if should_split(block.size, rounded, small):
-            rest = Block(block.address + rounded, block.size - rounded, small)
+            rest = Block(block.address + rounded, block.size - rounded, small, stream)
             rest.prev, rest.next = block, block.next
             if block.next is not None:
                 block.next.prev = rest

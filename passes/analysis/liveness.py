@@ -12,6 +12,17 @@ definition and its home (a saved activation: once per layer), following aliases
 through views, yields, carries and scans, and added to the home's difference array.
 A scope's profile is its own buffers plus each child's profile tiled `count` times,
 so the cost is one walk per layer body, not per executed op.
+
+Each buffer also names the stream whose caching-allocator pool it comes from
+(`stream_of`, for the replay in reserved.py): the compute stream, except a gathered
+parameter - the output of an all-gather of a `stg.param` (through views), alone or
+as a coalesced FSDP unit - which PyTorch FSDP allocates on its unshard stream
+(torch/distributed/fsdp/_runtime_utils.py `_unshard`: `handle.unshard()` runs under
+`state._device_handle.stream(unshard_stream)`, and the padded unsharded flat
+parameter is allocated there), and the read of a parameter kept only as its master
+(`gathered_from_master`), FSDP's low-precision shard, which it allocates on its
+pre-unshard stream. Megatron's collectives allocate their outputs on the calling
+(compute) stream, so every other collective's output stays there.
 """
 
 from __future__ import annotations
@@ -27,7 +38,8 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
 from stagec.dialects.stg.names import GRAD
 from stagec.dialects.stg.attributes import TensorType, TokenType, element_bytes
-from stagec.dialects.stg.comm import CommOp
+from stagec.dialects.stg.comm import AllGatherOp, CommOp
+from stagec.dialects.stg.compute import ElementwiseKind, ElementwiseOp
 from stagec.dialects.stg.memory import OffloadOp, ReleaseOp, ReloadOp, WaitOp
 from stagec.dialects.stg.schedule import GroupOp
 from stagec.dialects.stg.shape_ops import ReshapeOp
@@ -43,6 +55,8 @@ KV_CACHE = "kv_cache"
 _KIND = {k: i for i, k in enumerate(KINDS)}
 _ACT, _COMM = _KIND["activations"], _KIND["communication"]
 _NEVER = 1 << 62
+# the allocating streams of the replay (allocator.CachingAllocator keeps a pool each)
+COMPUTE_STREAM, UNSHARD_STREAM, PRE_UNSHARD_STREAM = 0, 1, 2
 
 
 class AccountingError(ValueError):
@@ -213,9 +227,74 @@ class Schedule:
 # -- lifetimes -------------------------------------------------------------------------
 
 
+def _reads_param(value: SSAValue) -> bool:
+    """Whether `value` is a parameter's stored shard (a `stg.param`, through views)."""
+    op = value.owner
+    while isinstance(op, ReshapeOp):
+        op = op.operands[0].owner
+    return isinstance(op, ParamOp)
+
+
+def gathered_from_master(function: func.FuncOp | Block) -> frozenset[str]:
+    """The parameters a run keeps only as their full-precision master: those with a
+    `master` state whose every read (through views) is an all-gather's input - the
+    FSDP-sharded parameters of a mixed-precision program. PyTorch FSDP's mixed
+    precision (MixedPrecision(param_dtype=bf16), as NeMo's FSDP strategy sets it, with
+    megatron_amp_O2 off so the model's parameters are fp32) keeps one sharded flat
+    parameter in full precision - the optimizer updates it in place, so it *is* the
+    master - and before each all-gather casts it into a low-precision shard
+    (`FlatParamHandle.pre_unshard`, `_use_low_precision_shard`: `_mp_shard`, on the
+    pre-unshard stream), freed once the gather is done (`post_unshard`,
+    `_free_low_precision_sharded_param`). So the program's bf16 parameter state is
+    no storage of its own: each read is a transient shard, and the optimizer's
+    write of the bf16 copy is a transient."""
+    masters, gathered, other = set(), set(), set()
+    for op in function.walk():  # a function, or its body block
+        if isinstance(op, OptimizerStateOp) and op.tensor_name.data == "master":
+            masters.add(op.param.data)
+        elif isinstance(op, ParamOp) and op.result.uses:  # an unused read says nothing
+            name = op.tensor_name.data
+            (gathered if _only_gathered(op.result) else other).add(name)
+    return frozenset((gathered - other) & masters)
+
+
+def _only_gathered(value: SSAValue) -> bool:
+    for use in value.uses:
+        op = use.operation
+        if isinstance(op, ReshapeOp):
+            if not _only_gathered(op.results[0]):
+                return False
+        elif not isinstance(op, AllGatherOp):
+            return False
+    return True
+
+
 def _is_alias_op(op: Operation) -> bool:
-    """Ops whose result is a view of their operand's buffer."""
-    return isinstance(op, ReshapeOp) or (isinstance(op, WaitOp) and op.result is not None)
+    """Ops whose result is a view of their operand's buffer, or needs none of its own
+    (a gradient accumulation's cast, `is_accumulating_cast`)."""
+    return (
+        isinstance(op, ReshapeOp)
+        or (isinstance(op, WaitOp) and op.result is not None)
+        or is_accumulating_cast(op)
+    )
+
+
+def is_accumulating_cast(op: Operation) -> bool:
+    """A cast whose one use is an `add` assigned to a state: accumulating a bf16
+    gradient into its fp32 `grad` state. The runtime does that in one mixed-dtype
+    kernel, with no fp32 copy of the gradient: Megatron's DDP gradient hook runs
+    `param.main_grad.add_(param.grad.data)` (megatron/core/distributed), and
+    PyTorch's TensorIterator converts the bf16 operand as it reads it. So the cast
+    holds no buffer; the bf16 gradient lives until the add."""
+    if not (isinstance(op, ElementwiseOp) and op.kind.data == ElementwiseKind.CAST):
+        return False
+    uses = list(op.result.uses)
+    if len(uses) != 1:
+        return False
+    add = uses[0].operation
+    if not (isinstance(add, ElementwiseOp) and add.kind.data == ElementwiseKind.ADD):
+        return False
+    return any(isinstance(u.operation, AssignOp) for u in add.result.uses)
 
 
 class Liveness:
@@ -224,13 +303,17 @@ class Liveness:
     def __init__(self, schedule: Schedule):
         self.s = schedule
         self.persistent: set[SSAValue] = set()
+        # parameters stored only as their master (FSDP's mixed precision): their reads
+        # are transient shards, their bf16 writes no state
+        self.from_master = gathered_from_master(schedule.root.block)
         for op in schedule.root.block.walk():
-            if isinstance(op, AssignOp):
+            if isinstance(op, AssignOp) and not (op.param is None and op.state_name.data in self.from_master):
                 self.persistent |= self.owners_of(op.value)
         self.diffs: dict[Scope, np.ndarray] = {}
-        # each buffer instance as (first, last, bytes) relative to an iteration of
-        # its home scope: the allocation order a caching-allocator replay needs
-        self.spans: dict[Scope, list[tuple[int, int, int]]] = {}
+        # each buffer instance as (first, last, bytes, stream) relative to an
+        # iteration of its home scope: the allocation order a caching-allocator
+        # replay needs
+        self.spans: dict[Scope, list[tuple[int, int, int, int]]] = {}
         # an offloaded persistent state's time off the device, the same way
         self.state_gaps: dict[Scope, list[tuple[int, int, int]]] = {}
 
@@ -263,7 +346,16 @@ class Liveness:
         return {value}
 
     def is_state_read(self, value: SSAValue) -> bool:
-        return isinstance(value.owner, (ParamOp, OptimizerStateOp))
+        op = value.owner
+        if isinstance(op, ParamOp):
+            return op.tensor_name.data not in self.from_master
+        return isinstance(op, OptimizerStateOp)
+
+    def is_master_shard(self, value: SSAValue) -> bool:
+        """A read of a parameter kept only as its master: FSDP's transient
+        low-precision shard (gathered_from_master)."""
+        op = value.owner
+        return isinstance(op, ParamOp) and op.tensor_name.data in self.from_master
 
     def offloaded_state(self, offload: OffloadOp) -> bool:
         owners = self.owners_of(offload.operands[0])
@@ -271,6 +363,8 @@ class Liveness:
 
     def kind_of(self, value: SSAValue) -> int:
         op = value.owner
+        if self.is_master_shard(value):
+            return _KIND["weights"]
         # a coalesced collective's results are what its members' results were
         if isinstance(op, CommOp) or (isinstance(op, GroupOp) and op.collective_kind() is not None):
             return _COMM
@@ -281,6 +375,21 @@ class Liveness:
                 if len(kinds) == 1:
                     return kinds.pop()
         return _ACT
+
+    def stream_of(self, value: SSAValue) -> int:
+        """The stream a buffer is allocated on (module doc): the pre-unshard stream
+        for a master-only parameter's shard, the unshard stream for a gathered
+        parameter, else the compute stream."""
+        op = value.owner
+        if self.is_master_shard(value):
+            return PRE_UNSHARD_STREAM
+        if isinstance(op, GroupOp) and op.collective_kind() == "all_gather":
+            members = [m for m in op.body.block.ops if isinstance(m, AllGatherOp)]
+            if members and all(_reads_param(m.operands[0]) for m in members):
+                return UNSHARD_STREAM
+        elif isinstance(op, AllGatherOp) and _reads_param(op.operands[0]):
+            return UNSHARD_STREAM
+        return COMPUTE_STREAM
 
     def _offload_of(self, host: SSAValue) -> OffloadOp | None:
         op = host.owner
@@ -296,6 +405,9 @@ class Liveness:
                 yield arg
         for op in self.s.leaves:
             # a kv cache's result is the cache itself: persistent state (memory.py)
+            if isinstance(op, ParamOp) and op.tensor_name.data in self.from_master:
+                yield op.result
+                continue
             if isinstance(op, (ParamOp, OptimizerStateOp, KvCacheOp)) or _is_alias_op(op):
                 continue
             if isinstance(op, ReloadOp):
@@ -451,6 +563,7 @@ class Liveness:
         for owner in self.owners():
             size = s.ev.device_bytes(owner.type)
             kind = self.kind_of(owner)
+            stream = self.stream_of(owner)
             home = self.home(owner)
             loops = []
             scope = s.scope_of_value(owner)
@@ -468,7 +581,7 @@ class Liveness:
                 first, last = self.lifetime(owner, s.scope_of_value(owner), base, frames)
                 diff[first, kind] += size
                 diff[last + 1, kind] -= size
-                spans.append((first, last, size))
+                spans.append((first, last, size, stream))
 
     def add_offloaded_states(self) -> None:
         """An offloaded persistent state leaves the device after the copy and comes
@@ -511,14 +624,16 @@ class Liveness:
         return "optimizer_states"
 
     def step_spans(self, gaps: bool = False) -> np.ndarray:
-        """Every buffer instance of the step as rows (first, last, bytes) in absolute
-        positions, in the order the walk met them (an op's results in result order);
-        with `gaps`, the offloaded states' times off the device instead. A loop body's
-        rows are tiled over its iterations, as `profile` tiles its bytes."""
+        """Every buffer instance of the step as rows (first, last, bytes, stream) in
+        absolute positions, in the order the walk met them (an op's results in result
+        order); with `gaps`, the offloaded states' times off the device instead, rows
+        (first, last, bytes). A loop body's rows are tiled over its iterations, as
+        `profile` tiles its bytes."""
         table = self.state_gaps if gaps else self.spans
+        width = 3 if gaps else 4
 
         def build(scope: Scope) -> np.ndarray:
-            own = np.asarray(table.get(scope, ()), dtype=np.int64).reshape(-1, 3)
+            own = np.asarray(table.get(scope, ()), dtype=np.int64).reshape(-1, width)
             parts = [own]
             for offset, child in scope.children:
                 rows = build(child)
@@ -550,4 +665,19 @@ class Liveness:
         return build(self.s.root)
 
 
-__all__ = ["KINDS", "KV_CACHE", "AccountingError", "Evaluator", "Frame", "Liveness", "Schedule", "Scope", "state_kind"]
+__all__ = [
+    "COMPUTE_STREAM",
+    "KINDS",
+    "KV_CACHE",
+    "PRE_UNSHARD_STREAM",
+    "UNSHARD_STREAM",
+    "AccountingError",
+    "Evaluator",
+    "Frame",
+    "Liveness",
+    "Schedule",
+    "Scope",
+    "gathered_from_master",
+    "is_accumulating_cast",
+    "state_kind",
+]

@@ -19,6 +19,12 @@ The memory model, by kind (KINDS):
   read inside `stg.repeat L` names L tensors; a micro-batch loop reads the same one).
   A value written to a state by `stg.assign` *is* that state's storage (updates are
   in place), and so is every value it aliases.
+- **A parameter kept only as its master** (FSDP's mixed precision,
+  liveness.gathered_from_master: a parameter with a `master` state whose every read
+  is an all-gather's input) is no persistent state: PyTorch FSDP keeps the fp32
+  flat parameter, the master, and casts a low-precision shard before each
+  all-gather. Each read is that shard, a transient of kind `weights` living until
+  the all-gather; the optimizer's write of the low-precision copy is a transient.
 - **The key/value cache** of an inference step (`stg.kv_cache`, docs/inference.md) is
   persistent too, kind `kv_cache`, each cache name once times its repeat multiplicity;
   the kind is a column of the report only for programs that hold a cache.
@@ -38,6 +44,11 @@ The memory model, by kind (KINDS):
     a whole tensor scanned by a loop until the last iteration's use.
   - a value returned by the function lives to the end of the step.
   - a `stg.vjp`'s operands and results count, not the forward ops in its body.
+  - a cast whose one use is an `add` assigned to a state (accumulating a bf16
+    gradient into the fp32 `grad` state) is no buffer: the runtime adds the bf16
+    gradient into the fp32 one in one mixed-dtype kernel (Megatron's
+    `param.main_grad.add_(param.grad.data)`), so the bf16 gradient lives until the
+    add (liveness.is_accumulating_cast).
   - `stg.release %x` ends x's lifetime there if its last use comes later (it never
     extends one); `stg.offload %x` ends x's device lifetime at the copy (at its
     `stg.wait` when asynchronous) and `stg.reload` makes a new device buffer. An
@@ -66,7 +77,16 @@ from stagec.dialects.stg.inference import KvCacheOp
 from stagec.dialects.stg.state import AssignOp, OptimizerStateOp, ParamOp
 from stagec.dialects.stg.structure import RepeatOp
 from stagec.passes.analysis.communicators import Communicator, communicators_of
-from stagec.passes.analysis.liveness import KINDS, KV_CACHE, AccountingError, Evaluator, Liveness, Schedule, state_kind
+from stagec.passes.analysis.liveness import (
+    KINDS,
+    KV_CACHE,
+    AccountingError,
+    Evaluator,
+    Liveness,
+    Schedule,
+    gathered_from_master,
+    state_kind,
+)
 
 
 # -- persistent states ----------------------------------------------------------------
@@ -99,8 +119,10 @@ def repeat_multiplicity(op: Operation, ev: Evaluator, whole_stacks: bool = False
 
 def persistent_states(function: func.FuncOp, ev: Evaluator) -> list[PersistentState]:
     """Every distinct (state, param) the function reads or assigns, counted once (the
-    largest size if two mentions disagree)."""
+    largest size if two mentions disagree); a parameter kept only as its master
+    (liveness.gathered_from_master) is none."""
     found: dict[tuple[str, str | None], PersistentState] = {}
+    from_master = gathered_from_master(function)
     for op in function.walk():
         if isinstance(op, ParamOp):
             key, ty = (op.tensor_name.data, None), op.result.type
@@ -111,6 +133,8 @@ def persistent_states(function: func.FuncOp, ev: Evaluator) -> list[PersistentSt
         elif isinstance(op, KvCacheOp):
             key, ty = (op.cache_name.data, KV_CACHE), op.result.type
         else:
+            continue
+        if key[1] is None and key[0] in from_master:
             continue
         mult = repeat_multiplicity(op, ev)
         kind = KV_CACHE if isinstance(op, KvCacheOp) else state_kind(*key)
@@ -186,12 +210,15 @@ class StepAllocations:
     `persistent` the byte size of each persistent tensor (a state of a layer stack is
     one tensor per layer), allocated before the step and kept; `spans` each transient
     buffer instance as a row (first, last, bytes) of absolute positions, in the order
-    the walk made them; `gaps` the same rows for an offloaded state's time off the
-    device (liveness.Liveness.step_spans)."""
+    the walk made them; `streams` the stream each span is allocated on (one entry per
+    row, liveness.COMPUTE_STREAM or UNSHARD_STREAM; empty: all on the compute
+    stream); `gaps` the same rows for an offloaded state's time off the device
+    (liveness.Liveness.step_spans)."""
 
     persistent: tuple[int, ...] = ()
     spans: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int64))
     gaps: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int64))
+    streams: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 @dataclass(frozen=True, eq=False)
@@ -246,7 +273,8 @@ def analyze_memory(function: func.FuncOp, ev: Evaluator) -> MemoryReport:
         kinds,
     )
     tensors = tuple(size for st in states for size in [st.bytes // st.multiplicity] * st.multiplicity if size)
-    allocations = StepAllocations(tensors, liveness.step_spans(), liveness.step_spans(gaps=True))
+    spans = liveness.step_spans()
+    allocations = StepAllocations(tensors, spans[:, :3], liveness.step_spans(gaps=True), spans[:, 3])
     comms = communicators_of(function, ev)
     if not len(timeline):
         return MemoryReport(

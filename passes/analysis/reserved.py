@@ -95,7 +95,8 @@ def nccl_bytes(communicator: Communicator, runtime: RuntimeMemory) -> int:
 def replay(allocations: StepAllocations, workspaces: Sequence[int] = (), steps: int = REPLAY_STEPS) -> AllocatorStats:
     """The caching allocator after the persistent tensors, then `workspaces`, then
     `steps` steps of the transient buffers: at each position the buffers born there
-    are allocated (in the walk's order), then those whose last use it is are freed."""
+    are allocated (in the walk's order, each on its stream's pool), then those whose
+    last use it is are freed."""
     alloc = CachingAllocator()
     states: dict[int, list] = {}
     for size in allocations.persistent:
@@ -109,13 +110,14 @@ def replay(allocations: StepAllocations, workspaces: Sequence[int] = (), steps: 
     keys = np.concatenate((2 * spans[:, 0], 2 * spans[:, 1] + 1, 2 * gaps[:, 0] - 1, 2 * gaps[:, 1] + 2))
     order = np.argsort(keys, kind="stable").tolist()
     sizes = np.concatenate((spans[:, 2], spans[:, 2], gaps[:, 2], gaps[:, 2])).tolist()
+    streams = allocations.streams.tolist() if len(allocations.streams) else [0] * n
     handles: list = [None] * n
     away: list = [None] * g  # the state each gap took off the device (None: no such tensor)
     malloc, free = alloc.malloc, alloc.free
     for _ in range(steps):
         for e in order:
             if e < n:
-                handles[e] = malloc(sizes[e])
+                handles[e] = malloc(sizes[e], streams[e])
             elif e < 2 * n:
                 free(handles[e - n])
             elif e < 2 * n + g:  # an offloaded state leaves the device

@@ -118,7 +118,9 @@ def test_persistent_states(rank):
 #   reverse iteration 0: dq, dk 128 [30, 31], dv 128 [30, 32], s1 [31, 32],
 #     dqkv 128 [32, 38], dW 256 [34, 36], dXa 128 [38, 39], dXn 128 [39, 51]
 #   reverse iteration 1: the same shifted by 12, dXn 128 [51, 53]
-#   demb 256 [53, 54]   demb32 512 [54, 56]
+#   demb 256 [53, 56]: the cast at 54 feeds only the add assigned to the grad state,
+#   an accumulation the runtime does in one mixed-dtype kernel (liveness
+#   is_accumulating_cast): no fp32 buffer, and demb lives until the add
 ACTIVATIONS_AT = {
     0: 64,
     4: 64 + 64 + 128,  # the stack of saved inputs starts with x0
@@ -129,7 +131,8 @@ ACTIVATIONS_AT = {
     21: 64 + 128 * 5 + 4 + 512 + 256,
     30: 64 + 128 * 4 + 4 + 128 + 3 * 128,  # layer 1's backward: dq dk dv
     40: 64 + 128 * 2 + 4 + 128,  # layer 1's saved slices freed: x0, h0, loss, dXn
-    54: 4 + 256 + 512,
+    54: 4 + 256,
+    56: 4 + 256,
     113: 4,
 }
 

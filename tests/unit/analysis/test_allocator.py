@@ -113,3 +113,54 @@ def test_one_request_reserves_its_segment(size):
     a = CachingAllocator()
     a.malloc(size)
     assert a.reserved == allocation_size(round_size(size))
+
+
+def test_a_cached_block_serves_only_its_own_stream():
+    # CUDACachingAllocator get_free_block: a block of another stream ends the search
+    a = CachingAllocator()
+    x = a.malloc(32 * MIB, stream=1)
+    a.free(x)
+    a.malloc(32 * MIB)  # the compute stream (0) cannot take stream 1's cached block
+    assert (a.reserved, a.segments) == (64 * MIB, 2)
+    again = a.malloc(32 * MIB, stream=1)  # stream 1 takes its own block back
+    assert again[0] is x[0] and a.reserved == 64 * MIB
+    # the rest of a split block stays with its stream: 30 MiB of stream 1's 32 MiB
+    # segment leaves a 2 MiB block that a 2 MiB request of stream 0 cannot use
+    a.free(again)
+    a.malloc(30 * MIB, stream=1)
+    a.malloc(2 * MIB)
+    assert a.reserved == 64 * MIB + 20 * MIB  # a 2 MiB request gets a 20 MiB segment
+
+
+def test_a_gathered_parameter_is_allocated_on_the_unshard_stream():
+    """liveness.stream_of: FSDP allocates an all-gathered parameter on its unshard
+    stream, so the compute stream cannot reuse its block after it is freed."""
+    from xdsl.parser import Parser
+
+    from stagec.dialects import make_context
+    from stagec.passes.analysis.accounting import account
+    from stagec.passes.analysis.liveness import COMPUTE_STREAM, UNSHARD_STREAM
+
+    text = """
+stg.mesh @m [fsdp = 2]
+func.func @f() {
+  %w = stg.param "w" : !stg.tensor<[F/fsdp], f32>
+  %g = stg.all_gather %w on @m [fsdp] : !stg.tensor<[F/fsdp], f32> -> !stg.tensor<[F], f32>
+  %a = stg.elementwise neg %g : !stg.tensor<[F], f32> -> !stg.tensor<[F], f32>
+  %b = stg.elementwise neg %a : !stg.tensor<[F], f32> -> !stg.tensor<[F], f32>
+  func.return
+}"""
+    module = Parser(make_context(), text).parse_module()
+    module.verify()
+    F = 8 * MIB  # f32: the shard is 16 MiB, a gathered or computed [F] 32 MiB
+    mem = account(module, {"F": F}).rank_classes[0].memory
+    spans = mem.allocations
+    # g [1, 2] on the unshard stream, a [2, 3] and b [3, 3] on the compute stream
+    assert spans.spans.tolist() == [[1, 2, 32 * MIB], [2, 3, 32 * MIB], [3, 3, 32 * MIB]]
+    assert spans.streams.tolist() == [UNSHARD_STREAM, COMPUTE_STREAM, COMPUTE_STREAM]
+    # the shard's 16 MiB segment, g's and a's 32 MiB; b is allocated at 3 after g's
+    # free at 2: one pool would hand it g's block (80 MiB), but that block is the
+    # unshard stream's, so b gets a segment of its own
+    assert replay(spans).reserved == (16 + 32 + 32 + 32) * MIB
+    one_pool = StepAllocations(spans.persistent, spans.spans, spans.gaps)
+    assert replay(one_pool).reserved == (16 + 32 + 32) * MIB

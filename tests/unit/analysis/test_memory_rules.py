@@ -7,6 +7,7 @@ from xdsl.parser import Parser
 
 from stagec.dialects import make_context
 from stagec.passes.analysis.accounting import AccountingError, account
+from stagec.passes.analysis.liveness import COMPUTE_STREAM, PRE_UNSHARD_STREAM, UNSHARD_STREAM
 
 TYPES = """
 !t = !stg.tensor<[4], f32>
@@ -238,3 +239,69 @@ def test_unbound_and_indivisible_sizes_are_clear_errors():
         memory(body, {}, prefix="stg.mesh @m [dp = 2]")
     with pytest.raises(AccountingError, match="divid|integer|not"):
         memory(body, {"B": 3}, prefix="stg.mesh @m [dp = 2]")
+
+
+def test_a_gradient_accumulation_cast_holds_no_buffer():
+    """is_accumulating_cast: a cast whose one use is an add assigned to a state is
+    Megatron's `param.main_grad.add_(param.grad.data)` - one mixed-dtype kernel, no
+    fp32 copy; the bf16 gradient lives until the add."""
+    prefix = "!t16 = !stg.tensor<[4], bf16>"
+    mem = memory("""
+  %w = stg.param "w" : !t16
+  %d = stg.elementwise neg %w : !t16 -> !t16
+  %d32 = stg.elementwise cast %d : !t16 -> !t
+  %g = stg.optimizer_state "grad" of "w" : !t
+  %g2 = stg.elementwise add %g, %d32 : !t, !t -> !t
+  stg.assign %g2 to "grad" of "w" : !t
+""", prefix=prefix)
+    # d (bf16 [4], 8 B) [1, 4]: read by the add through the cast; the sum is the state
+    assert live(mem) == [0, 8, 8, 8, 8, 0]
+    kept = memory("""
+  %w = stg.param "w" : !t16
+  %d = stg.elementwise neg %w : !t16 -> !t16
+  %d32 = stg.elementwise cast %d : !t16 -> !t
+  %e = stg.elementwise neg %d32 : !t -> !t
+""", prefix=prefix)
+    # any other cast is a buffer: d 8 B [1, 2], d32 16 B [2, 3], e 16 B [3, 3]
+    assert live(kept) == [0, 8, 24, 32]
+
+
+FSDP_STEP = """
+stg.mesh @m [fsdp = 2]
+func.func @f() {
+  %w = stg.param "w" : !stg.tensor<[8/fsdp], bf16>
+  %g = stg.all_gather %w on @m [fsdp] : !stg.tensor<[8/fsdp], bf16> -> !stg.tensor<[8], bf16>
+  %y = stg.elementwise neg %g : !stg.tensor<[8], bf16> -> !stg.tensor<[8], bf16>
+  %m = stg.optimizer_state "master" of "w" : !stg.tensor<[8/fsdp], f32>
+  %m2 = stg.elementwise neg %m : !stg.tensor<[8/fsdp], f32> -> !stg.tensor<[8/fsdp], f32>
+  stg.assign %m2 to "master" of "w" : !stg.tensor<[8/fsdp], f32>
+  %w2 = stg.elementwise cast %m2 : !stg.tensor<[8/fsdp], f32> -> !stg.tensor<[8/fsdp], bf16>
+  stg.assign %w2 to "w" : !stg.tensor<[8/fsdp], bf16>
+  func.return
+}"""
+
+
+@pytest.mark.parametrize("master", [True, False])
+def test_an_fsdp_parameter_with_a_master_is_stored_only_as_the_master(master):
+    """gathered_from_master: FSDP's mixed precision keeps the fp32 flat parameter
+    and casts a bf16 shard before each all-gather; without a master the bf16 shard
+    is the parameter's storage."""
+    text = FSDP_STEP if master else FSDP_STEP.replace('"master" of "w"', '"exp_avg" of "w"')
+    module = Parser(make_context(), TYPES + text).parse_module()
+    module.verify()
+    mem = account(module, {}).rank_classes[0].memory
+    # shard: [4] bf16 = 8 B; master (or exp_avg) [4] f32 = 16 B; gathered [8] bf16 16 B
+    # positions: 0 param, 1 all_gather, 2 neg, 3 state read, 4 neg, 5 assign, 6 cast, 7 assign
+    if master:
+        # no weights state; the shard lives [0, 1] (kind weights), the cast written
+        # to "w" at 6 is a transient [6, 7] (activations; the assign reads it)
+        assert mem.persistent["weights"] == 0 and mem.persistent["optimizer_states"] == 16
+        assert live(mem, "weights") == [8, 8, 0, 0, 0, 0, 0, 0]
+        assert live(mem) == [0, 0, 16, 0, 0, 0, 8, 8]
+        assert live(mem, "communication") == [0, 16, 16, 0, 0, 0, 0, 0]  # gathered [1, 2]
+        # the shard on FSDP's pre-unshard stream, the gathered weight on its unshard one
+        assert mem.allocations.streams.tolist() == [PRE_UNSHARD_STREAM, UNSHARD_STREAM, COMPUTE_STREAM, COMPUTE_STREAM]
+    else:
+        assert mem.persistent["weights"] == 8
+        assert live(mem, "weights") == [8] * 8
+        assert live(mem) == [0, 0, 16, 0, 0, 0, 0, 0]  # the cast is the state's storage

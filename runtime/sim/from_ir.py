@@ -38,42 +38,59 @@ def sim_program(program, *, trace_times: bool = False, roofline=None) -> SimProg
     Compute takes the cost model's time unrounded, or with `trace_times` the whole
     microseconds its trace would hold (so a trace directory and the IR it came from
     simulate to the same nanosecond), or, with an enabled ASTRA-sim roofline, that
-    roofline over the node's FLOPs and bytes, as ASTRA-sim times the trace's node."""
+    roofline over the node's FLOPs and bytes, as ASTRA-sim times the trace's node.
+
+    Built column by column from the emitter's per-static facts (a program holds 10^5
+    nodes of a few hundred statics)."""
     statics = program.statics
-    out = SimProgram(program.name)
-    labels: dict[tuple[int, int], int] = {}
-    refs: dict[tuple, int] = {}
-    kinds = [_KIND[NodeType(s.type)] for s in statics]
-    tags = program.node_tag
-    positions = getattr(program, "node_position", None)
+    node_static = program.node_static
+    kinds = [_KIND[NodeType(st.type)] for st in statics]
     use_roofline = roofline is not None and roofline.enabled
-    times = [roofline.compute_ns(s.num_ops, s.size) if use_roofline and k == COMP
-             else s.duration * 1000 if trace_times else s.nanos for s, k in zip(statics, kinds)]
-    for n, (s, data, ctrl, ctx) in enumerate(
-        zip(program.node_static, program.node_data, program.node_ctrl, program.node_ctx)
-    ):
-        st = statics[s]
-        kind = kinds[s]
-        label = labels.get((s, ctx))
-        if label is None:
-            label = labels[(s, ctx)] = len(out.labels)
-            context = program.contexts[ctx]
-            out.labels.append(st.label + ("@" + context if context else ""))
-        ref = -1
-        if kind == COLL:
-            key = ("coll", st.category, st.size, st.patch, times[s])
-        elif kind == SEND or kind == RECV:
-            key = (st.patch[0], st.patch, st.size, tags.get(n, 0))
-        else:
-            key = None
-        if key is not None:
-            ref = refs.get(key)
-            if ref is None:
-                ref = refs[key] = len(out.refs)
-                out.refs.append(key)
-        out.add(kind, data + ctrl if ctrl else data, nanos=times[s], size=st.size, flops=st.num_ops, comm=ref,
-                label=label, position=positions[n] if positions is not None else -1)
+    times = [roofline.compute_ns(st.num_ops, st.size) if use_roofline and k == COMP
+             else st.duration * 1000 if trace_times else st.nanos for st, k in zip(statics, kinds)]
+    sizes = [st.size for st in statics]
+    flops = [st.num_ops for st in statics]
+    out = SimProgram(program.name)
+    out.kind = [kinds[s] for s in node_static]
+    out.nanos = [times[s] for s in node_static]
+    out.size = [sizes[s] for s in node_static]
+    out.flops = [flops[s] for s in node_static]
+    out.deps = [data + ctrl if ctrl else data for data, ctrl in zip(program.node_data, program.node_ctrl)]
+    positions = getattr(program, "node_position", None)
+    out.position = list(positions) if positions is not None and len(positions) == len(node_static) \
+        else [-1] * len(node_static)
     out.positions = getattr(program, "positions", 0)
+
+    labels: dict[tuple[int, int], int] = {}
+    contexts = program.contexts
+
+    def label_of(key: tuple[int, int]) -> int:
+        index = labels[key] = len(out.labels)
+        st, ctx = key
+        out.labels.append(statics[st].label + ("@" + contexts[ctx] if contexts[ctx] else ""))
+        return index
+
+    get = labels.get
+    out.label = [get(key) if key in labels else label_of(key) for key in zip(node_static, program.node_ctx)]
+
+    refs: dict[tuple, int] = {}
+    comm = [-1] * len(node_static)
+    tags = program.node_tag
+    communicating = [k != COMP and k != COPY for k in kinds]
+    for n, s in enumerate(node_static):
+        if not communicating[s]:
+            continue
+        st = statics[s]
+        if kinds[s] == COLL:
+            key = ("coll", st.category, st.size, st.patch, times[s])
+        else:
+            key = (st.patch[0], st.patch, st.size, tags.get(n, 0))
+        ref = refs.get(key)
+        if ref is None:
+            ref = refs[key] = len(out.refs)
+            out.refs.append(key)
+        comm[n] = ref
+    out.comm = comm
     return out
 
 

@@ -11,6 +11,7 @@ the analysis's peak exactly, and the series shows when it happens.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -42,6 +43,38 @@ def _series(actor, times, totals: np.ndarray, iterations: int) -> list[tuple[int
     return list(zip(at[keep].tolist(), used[keep].tolist()))
 
 
+def _programs(module, bindings: Mapping[str, int], outer_stages: bool):
+    """(evaluator, [(function, ranks)]) of the module's rank classes, as
+    passes/analysis/accounting.py `account` finds them."""
+    from stagec.passes.analysis.accounting import find_function, mesh_ops, module_bindings, world_ranks
+    from stagec.passes.analysis.calls import ranks_at, stage_programs
+    from stagec.passes.analysis.liveness import Evaluator
+
+    ev = Evaluator(module_bindings(module, bindings))
+    stages = stage_programs(module)
+    if stages:
+        mesh = next(iter(mesh_ops(module)), None)
+        if outer_stages:
+            first = min(stages, key=lambda p: p.coordinates["pp"])
+            last = max(stages, key=lambda p: p.coordinates["pp"])
+            stages = [first] if first is last else [first, last]
+        return ev, [(p.function, ranks_at(mesh, p.coordinates, ev)) for p in stages]
+    return ev, [(find_function(module), world_ranks(module, ev))]
+
+
+def _class_timeline(fn, ranks, ev, hardware) -> tuple:
+    from stagec.passes.analysis.calls import inline_calls
+    from stagec.passes.analysis.memory import analyze_memory
+
+    report = analyze_memory(inline_calls(fn), ev)
+    reserved = None
+    if hardware is not None:
+        from stagec.passes.analysis.reserved import reserved_memory
+
+        reserved = reserved_memory(report, hardware).peak_bytes
+    return tuple(ranks), report.peak_bytes, reserved, report.timeline.totals()
+
+
 def class_timelines(module, bindings: Mapping[str, int], hardware=None, *, outer_stages: bool = False) -> list[tuple]:
     """(ranks, live peak, reserved peak or None, live bytes per schedule position) of
     each rank class, as passes/analysis/accounting.py `account` and `stagec stats`
@@ -54,32 +87,8 @@ def class_timelines(module, bindings: Mapping[str, int], hardware=None, *, outer
     micro-batches in flight as the first stage (1F1B: pp - k at stage k), so its peak is
     at most the first stage's (tests/unit/sim/test_dse.py checks it). `stagec dse`
     wants each strategy's largest peak only."""
-    from stagec.passes.analysis.accounting import find_function, mesh_ops, module_bindings, world_ranks
-    from stagec.passes.analysis.calls import inline_calls, ranks_at, stage_programs
-    from stagec.passes.analysis.liveness import Evaluator
-    from stagec.passes.analysis.memory import analyze_memory
-
-    ev = Evaluator(module_bindings(module, bindings))
-    stages = stage_programs(module)
-    if stages:
-        mesh = next(iter(mesh_ops(module)), None)
-        if outer_stages:
-            first = min(stages, key=lambda p: p.coordinates["pp"])
-            last = max(stages, key=lambda p: p.coordinates["pp"])
-            stages = [first] if first is last else [first, last]
-        programs = [(p.function, ranks_at(mesh, p.coordinates, ev)) for p in stages]
-    else:
-        programs = [(find_function(module), world_ranks(module, ev))]
-    out = []
-    for fn, ranks in programs:
-        report = analyze_memory(inline_calls(fn), ev)
-        reserved = None
-        if hardware is not None:
-            from stagec.passes.analysis.reserved import reserved_memory
-
-            reserved = reserved_memory(report, hardware).peak_bytes
-        out.append((tuple(ranks), report.peak_bytes, reserved, report.timeline.totals()))
-    return out
+    ev, programs = _programs(module, bindings, outer_stages)
+    return [_class_timeline(fn, ranks, ev, hardware) for fn, ranks in programs]
 
 
 def safe_class_timelines(module, bindings, hardware=None, outer_stages: bool = False):
@@ -91,49 +100,63 @@ def safe_class_timelines(module, bindings, hardware=None, outer_stages: bool = F
         return None
 
 
-_FORKED: tuple | None = None
+_FORKED: dict = {}
 
 
-def _forked_timelines():
-    return safe_class_timelines(*_FORKED)
+def _forked_class(index: int):
+    """One rank class's timeline in a forked worker (the module is the parent's)."""
+    ev, programs, hardware = _FORKED["ev"], _FORKED["programs"], _FORKED["hardware"]
+    fn, ranks = programs[index]
+    try:
+        return _class_timeline(fn, ranks, ev, hardware)
+    except Exception:  # noqa: BLE001 - as safe_class_timelines: no memory report
+        return None
 
 
 class MemoryAnalysis:
-    """The memory analysis of a module, started in a forked process where the platform
-    forks (it takes about as long as emitting and simulating a large job, so the two
-    run side by side on two cores), else run when asked for."""
+    """The memory analysis of a module, started in forked worker processes where the
+    platform forks - one rank class per task, as many workers as cores - so that it runs
+    beside emission and simulation (it takes about as long on a large job), else run
+    when asked for."""
 
     def __init__(self, module, bindings: Mapping[str, int], *, hardware=None, background: bool = True,
                  outer_stages: bool = False):
-        global _FORKED
         self.module, self.bindings, self.hardware = module, dict(bindings), hardware
         self.outer_stages = outer_stages
-        self.pool = self.pending = None
-        if background:
-            import multiprocessing
+        self.pool = self.pending = self._context = None
+        if not background or not hasattr(os, "fork"):
+            return
+        try:
+            ev, programs = _programs(module, self.bindings, outer_stages)
+        except Exception:  # noqa: BLE001 - the analysis cannot account it: result() says so
+            self.pending = []
+            self.failed = True
+            return
+        from stagec.runtime.workers import quiet_pool
 
-            try:
-                context = multiprocessing.get_context("fork")
-            except ValueError:
-                return
-            _FORKED = (module, self.bindings, hardware, outer_stages)
-            self.pool = context.Pool(1)
-            self.pending = self.pool.apply_async(_forked_timelines)
-            _FORKED = None
+        _FORKED.update(ev=ev, programs=programs, hardware=hardware)
+        try:
+            self._context = quiet_pool(max(1, min(len(programs), os.cpu_count() or 1)))
+            self.pool = self._context.__enter__()
+            self.pending = [self.pool.apply_async(_forked_class, (i,)) for i in range(len(programs))]
+        finally:
+            _FORKED.clear()
 
     def result(self):
         if self.pending is None:
             return safe_class_timelines(self.module, self.bindings, self.hardware, self.outer_stages)
+        if getattr(self, "failed", False):
+            return None
         try:
-            return self.pending.get()
+            results = [p.get() for p in self.pending]
         finally:
-            self.pool.close()
-            self.pool.join()
+            self.abandon()
+        return None if any(r is None for r in results) else results
 
     def abandon(self) -> None:
-        if self.pool is not None:
-            self.pool.terminate()
-            self.pool.join()
+        if self._context is not None:
+            context, self._context = self._context, None
+            context.__exit__(None, None, None)
 
 
 def memory_of(classes, actors: Sequence, times: Sequence, iterations: int) -> list[MemoryUsage | None]:

@@ -69,9 +69,10 @@ class SimProgram:
 
     def successors(self) -> list[list[int]]:
         succs: list[list[int]] = [[] for _ in self.kind]
+        lists = [succs[d].append for d in range(len(succs))]
         for node, deps in enumerate(self.deps):
             for d in deps:
-                succs[d].append(node)
+                lists[d](node)
         return succs
 
 

@@ -49,7 +49,8 @@ class StgInsertReleases(ModulePass):
 def insert_releases(module: ModuleOp) -> int:
     """Release every gathered parameter of `module`; returns how many."""
     gathered = [v for op in module.walk() for v in _gathered_parameters(op)]
-    return sum(_release(v) for v in gathered)
+    order: dict[int, dict[int, int]] = {}  # block -> op -> position, numbered once
+    return sum(_release(v, order) for v in gathered)
 
 
 def _gathered_parameters(op: Operation) -> list[SSAValue]:
@@ -67,13 +68,17 @@ def _through_wait(value: SSAValue) -> list[SSAValue]:
     return [w.result for w in waits] if waits else [value]
 
 
-def _release(value: SSAValue) -> int:
+def _release(value: SSAValue, order: dict[int, dict[int, int]]) -> int:
     block = value.owner.parent_block()
     if block is None or not value.uses:
         return 0
     users = [ancestor_in(use.operation, block) for use in value.uses]
     if any(isinstance(u, ReleaseOp) for u in users) or any(u is block.last_op for u in users):
         return 0  # released already, or it leaves the block
-    last = max(users, key=block.get_operation_index)
+    # positions of the block's ops before any release went in: inserting keeps their order
+    positions = order.get(id(block))
+    if positions is None:
+        positions = order[id(block)] = {id(op): i for i, op in enumerate(block.ops)}
+    last = max(users, key=lambda u: positions[id(u)])
     block.insert_op_after(ReleaseOp(value), last)
     return 1

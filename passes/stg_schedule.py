@@ -125,7 +125,7 @@ def _make_async(op: Operation) -> None:
         wait = WaitOp(token)
         if old is not None and old.uses:
             wait.result.name_hint = old.name_hint
-            block.insert_op_before(wait, _first_user(old, block))
+            block.insert_op_before(wait, _first_user(old, block, new))
             old.replace_all_uses_with(wait.result)
         elif _has_terminator(block):
             block.insert_op_before(wait, block.last_op)  # nothing waits sooner: the end of the block
@@ -140,6 +140,13 @@ def _has_terminator(block: Block) -> bool:
     return last is not None and last.name in ("stg.yield", "func.return")
 
 
-def _first_user(value: SSAValue, block: Block) -> Operation:
-    """The op of `block` that holds the first use of `value` (itself or an ancestor)."""
-    return min((ancestor_in(use.operation, block) for use in value.uses), key=block.get_operation_index)
+def _first_user(value: SSAValue, block: Block, after: Operation) -> Operation:
+    """The op of `block` that holds the first use of `value` (itself or an ancestor),
+    found by walking on from `after`, the op defining it: the first use is usually a
+    few ops on, and a block's op index is a scan from its start."""
+    users = {ancestor_in(use.operation, block) for use in value.uses}
+    op = after.next_op
+    while op is not None and op not in users:
+        op = op.next_op
+    assert op is not None, "a use of a value defined in the block lies in the block, after it"
+    return op

@@ -141,9 +141,10 @@ def explore(evaluate: Callable[[Strategy], Point], candidates: Sequence[Strategy
     """Every candidate evaluated (in `jobs` processes), in candidate order."""
     points: list[Point | None] = [None] * len(candidates)
     if jobs > 1 and len(candidates) > 1:
-        import multiprocessing
+        from stagec.runtime.workers import quiet_pool
 
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        # workers ignore Ctrl-C and die with their parent (stagec's main prints one line)
+        with quiet_pool(jobs) as pool:
             for done, (i, point) in enumerate(pool.imap_unordered(_indexed, [(evaluate, i, s) for i, s in
                                                                               enumerate(candidates)]), 1):
                 points[i] = point

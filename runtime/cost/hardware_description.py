@@ -199,7 +199,7 @@ class _Checker:
 
     def fail(self, key: str, what: str, value: object = None) -> None:
         where = f"key '{key}'" if key else "the top level"
-        shown = "" if value is None else f" (got {json.dumps(value) if _jsonable(value) else repr(value)})"
+        shown = "" if value is None else f" (got {shown_value(value)})"
         raise HardwareError(f"{self.source}: {where} {what}{shown}")
 
     def object(self, value: object, key: str, keys: Mapping[str, bool]) -> dict:
@@ -255,9 +255,10 @@ class _Checker:
         )
 
 
-def _jsonable(value: object) -> bool:
+def shown_value(value: object) -> str:
+    """A value from a user's file as an error message shows it: as JSON where it is
+    JSON (so `"8"` and `8` differ), else its repr."""
     try:
-        json.dumps(value)
+        return json.dumps(value)
     except (TypeError, ValueError):
-        return False
-    return True
+        return repr(value)

@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from stagec.runtime.cost.hardware_description import shown_value
+
 TOPOLOGIES = ("Ring", "FullyConnected", "Switch")
 ALGORITHMS = ("ring", "direct", "halvingDoubling", "doubleBinaryTree")
 COLLECTIVE_KEYS = {
@@ -109,16 +111,8 @@ class SystemConfig:
 
 
 def _fail(source: str, key: str, what: str, value: object = None) -> None:
-    shown = "" if value is None else f" (got {json.dumps(value) if _jsonable(value) else repr(value)})"
+    shown = "" if value is None else f" (got {shown_value(value)})"
     raise ConfigError(f"{source}: key '{key}' {what}{shown}")
-
-
-def _jsonable(value: object) -> bool:
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return False
-    return True
 
 
 def _number(source: str, key: str, value: object, *, minimum: float, strict: bool) -> float:

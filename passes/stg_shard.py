@@ -226,7 +226,10 @@ def _check_divisible(module: ModuleOp, sizes: dict[str, Expr], known: dict[str, 
         degree = math.prod(degrees)
         if degree == 1:
             continue
-        name = " * ".join(f"{a} = {d}" for a, d in zip(present, degrees))
+        if all(a in tp for a in present):
+            name = f"tp = {degree}"  # as the user gave it, not stg-shard's tp_kv x tp_q factors
+        else:
+            name = " * ".join(f"{a} = {d}" for a, d in zip(present, degrees))
         for symbol, what in dims:
             value = known.get(symbol)
             if value is not None and value % degree:

@@ -138,8 +138,10 @@ def micro_batches_of(args: argparse.Namespace) -> int:
     given = getattr(args, "micro_batches", None)
     if given is not None:
         if args.batch is not None and args.batch != given * step:
-            raise UsageError(f"--batch {args.batch} and --micro-batches {given} disagree: "
-                             f"{given} x {args.micro_batch} x {replicas} replicas = {given * step}")
+            axes = " x ".join(f"{a} {getattr(args, a)}" for a in DATA_AXES)
+            raise UsageError(f"--batch {args.batch} and --micro-batches {given} disagree: --micro-batches {given} x "
+                             f"--micro-batch {args.micro_batch} x {replicas} data-parallel replica(s) ({axes}) = "
+                             f"{given * step} sequences; give one of the two")
         args.batch = given * step
     batch = step if args.batch is None else args.batch
     if batch % step:

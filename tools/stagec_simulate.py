@@ -159,10 +159,10 @@ def run(args: argparse.Namespace) -> None:
 
 
 def _simulate_traces(args, progress):
-    from stagec.runtime.sim.simulate import simulate_trace_dir
-
-    from stagec.runtime.sim.from_chakra import TraceReadError
     from stagec.runtime.sim.engine import SimulationError
+    from stagec.runtime.sim.from_chakra import TraceReadError
+    from stagec.runtime.sim.network import CollectiveError
+    from stagec.runtime.sim.simulate import simulate_trace_dir
 
     if args.network is None and args.system is None:
         from stagec.runtime.chakra.check import find_trace_files
@@ -178,13 +178,21 @@ def _simulate_traces(args, progress):
     try:
         return simulate_trace_dir(args.traces, network, prefix=args.prefix, timeline=args.timeline, progress=progress,
                                   timeline_ranks=args.timeline_ranks)
-    except (TraceReadError, SimulationError) as error:
+    except (TraceReadError, SimulationError, CollectiveError) as error:
         raise UsageError(str(error)) from None
+    except OSError as error:
+        raise _timeline_error(args, error) from None
+
+
+def _timeline_error(args, error: OSError) -> UsageError:
+    """The only file a simulation writes is the timeline."""
+    return UsageError(f"cannot write the timeline '{args.timeline}': {error.strerror or error}")
 
 
 def _simulate_model(args, progress):
     from stagec.runtime.chakra.emit import EmitError, EmitOptions
     from stagec.runtime.sim.engine import SimulationError
+    from stagec.runtime.sim.network import CollectiveError
     from stagec.runtime.sim.simulate import simulate_module
     from stagec.tools.stagec_trace import _cost_model
 
@@ -200,8 +208,10 @@ def _simulate_model(args, progress):
     try:
         result = simulate_module(module, network, bindings, cost=cost, options=options, timeline=args.timeline,
                                  progress=progress, hardware=_hardware(args), timeline_ranks=args.timeline_ranks)
-    except (EmitError, SimulationError) as error:
+    except (EmitError, SimulationError, CollectiveError) as error:
         raise UsageError(str(error)) from None
+    except OSError as error:
+        raise _timeline_error(args, error) from None
     result.extra["model"] = args.model
     result.extra["strategy"] = _strategy(args)
     result.extra["phase"] = args.phase

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,6 @@ class Point:
     error: str | None = None
     fits: bool = False
     pareto: bool = False
-    extra: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {"strategy": self.strategy.label, "argv": self.strategy.argv(), "iteration_ns": self.iteration_ns,

@@ -57,6 +57,11 @@ class TraceReadError(ValueError):
 def _attr_facts(buf: bytes, at: int, end: int) -> dict:
     attrs: list = []
     read_attrs(buf, at, end, attrs)
+    return _facts(attrs)
+
+
+def _facts(attrs) -> dict:
+    """The attributes the simulator reads, first of each name (as ASTRA-sim reads them)."""
     facts: dict = {}
     for a in attrs:
         if a.name in facts:
@@ -108,11 +113,7 @@ def read_rank(path: str, rank: int, roofline=None) -> SimProgram:
                 node = decode_node(buf, start, end)
                 nid, raw_name, ntype, data, ctrl, duration = (node.id, node.name.encode(), node.type, node.data_deps,
                                                               node.ctrl_deps, node.duration_micros)
-                facts = {}
-                for a in node.attrs:
-                    if a.name not in facts and (a.name == "pg_name" or isinstance(a.value, (int, bool))):
-                        facts[a.name] = str(a.value) if a.name == "pg_name" else int(a.value)
-                numbers = _decide(name, nid, ntype, duration, facts, rank, roofline, refs, program)
+                numbers = _decide(name, nid, ntype, duration, _facts(node.attrs), rank, roofline, refs, program)
             if nid in index_of:
                 raise TraceReadError(f"{name}: node id {nid} appears twice (record at byte {offset})")
             label = labels.get(raw_name)

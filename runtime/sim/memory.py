@@ -124,12 +124,12 @@ class MemoryAnalysis:
         self.module, self.bindings, self.hardware = module, dict(bindings), hardware
         self.outer_stages = outer_stages
         self.pool = self.pending = self._context = None
+        self.failed = False  # the analysis cannot account the module
         if not background or not hasattr(os, "fork"):
             return
         try:
             ev, programs = _programs(module, self.bindings, outer_stages)
         except Exception:  # noqa: BLE001 - the analysis cannot account it: result() says so
-            self.pending = []
             self.failed = True
             return
         from stagec.runtime.workers import quiet_pool
@@ -143,10 +143,10 @@ class MemoryAnalysis:
             _FORKED.clear()
 
     def result(self):
+        if self.failed:
+            return None
         if self.pending is None:
             return safe_class_timelines(self.module, self.bindings, self.hardware, self.outer_stages)
-        if getattr(self, "failed", False):
-            return None
         try:
             results = [p.get() for p in self.pending]
         finally:

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from stagec.runtime.sim.engine import ActorTimes
 from stagec.runtime.sim.program import COLL, COMP, COPY, ENGINE, ENGINES, KIND_NAMES, Actor, Collective
 
-_TID = {e: i + 1 for i, e in enumerate(range(len(ENGINES)))}
 
 
 def _ranks_name(ranks: Sequence[int]) -> str:
@@ -41,7 +40,7 @@ def timeline_events(actor: Actor, times: ActorTimes, memory: Sequence[tuple[int,
     yield json.dumps({"ph": "M", "pid": pid, "name": "process_name", "args": {"name": name}})
     yield json.dumps({"ph": "M", "pid": pid, "name": "process_sort_index", "args": {"sort_index": pid}})
     for engine, name in enumerate(ENGINES):
-        yield json.dumps({"ph": "M", "pid": pid, "tid": _TID[engine], "name": "thread_name", "args": {"name": name}})
+        yield json.dumps({"ph": "M", "pid": pid, "tid": engine + 1, "name": "thread_name", "args": {"name": name}})
     program = actor.program
     labels = [json.dumps(label) for label in program.labels]
     start, end = times.start, times.end
@@ -63,7 +62,7 @@ def timeline_events(actor: Actor, times: ActorTimes, memory: Sequence[tuple[int,
                         f'"members":{len(r.members) if len(actor.ranks) == 1 else -1}}}')
             else:
                 args = f'{{"kind":"{KIND_NAMES[kind]}","bytes":{program.size[n]},"peer":{r.peer_rank},"tag":{r.tag}}}'
-        yield (f'{{"ph":"X","pid":{pid},"tid":{_TID[ENGINE[kind]]},"name":{labels[program.label[n]]},'
+        yield (f'{{"ph":"X","pid":{pid},"tid":{ENGINE[kind] + 1},"name":{labels[program.label[n]]},'
                f'"ts":{_us(s)},"dur":{_us(end[n] - s)},"args":{args}}}')
     for t, used in memory or ():
         yield f'{{"ph":"C","pid":{pid},"name":"memory","ts":{_us(t)},"args":{{"bytes":{used}}}}}'

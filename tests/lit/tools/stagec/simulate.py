@@ -23,6 +23,7 @@
 # RUN: not stagec simulate %t/ring --network %S/../../../unit/sim/data/ring_8npus.yml 2>&1 | filecheck %s --check-prefix=PAIR
 # RUN: not stagec simulate %t/missing 2>&1 | filecheck %s --check-prefix=MISSING
 # RUN: not stagec simulate --model llama3.2-1b --tp 16 --network %S/../../../unit/sim/data/ring_8npus.yml --system %S/../../../unit/sim/data/ring_1chunk.json 2>&1 | filecheck %s --check-prefix=SMALL
+# RUN: not stagec simulate %t/ring --network %S/../../../unit/sim/data/ring_8npus.yml --system %S/../../../unit/sim/data/ring_1chunk.json --timeline %t/no/such/dir/t.json 2>&1 | filecheck %s --check-prefix=TIMELINE
 # RUN: stagec simulate --help | filecheck %s --check-prefix=HELP
 
 # RING: "world": 8,
@@ -46,6 +47,8 @@
 # PAIR: stagec: error: --network and --system go together
 # MISSING: stagec: error: '{{.*}}missing' is not a directory
 # SMALL: stagec: error: the network has 8 NPUs, the job 16 ranks: give a network of at least 16
+# TIMELINE: stagec: error: cannot write the timeline '{{.*}}no/such/dir/t.json': No such file or directory
+# TIMELINE-NOT: Traceback
 # HELP: Simulate one training iteration
 
 import sys

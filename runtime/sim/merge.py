@@ -1,4 +1,7 @@
 """Ranks that behave identically, simulated once: rank-level actors merged into parts.
+(For the scheduled IR, from_ir.py refines the same partition over each class's
+distinct communicators and peers without building an actor per rank first, which a
+32,768-rank job could not afford; trace directories have an actor per rank anyway.)
 
 A part is a set of ranks with one program whose communication nodes take the same
 times and talk to the same parts (partition refinement, as from_ir.py does for rank

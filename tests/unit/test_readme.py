@@ -15,7 +15,7 @@ def quick_start_commands() -> list[str]:
 def test_readme_has_exactly_two_quick_start_commands():
     commands = quick_start_commands()
     assert len(commands) == 2
-    assert commands[0].endswith("stagec ir")
+    assert commands[0].endswith("stagec summary")
     assert "[test]" in commands[1]
 
 

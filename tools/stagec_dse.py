@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 
 from stagec.tools.errors import UsageError, positive_int, standalone_main
+from stagec.tools.job_options import DEFAULT_HARDWARE, DEFAULT_SEQ
 
 HELP = """\
 Explore the parallel strategies of a model on a number of GPUs: enumerate every
@@ -43,12 +44,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hbm", required=True, type=float, metavar="GiB", help="device memory per GPU, GiB")
     parser.add_argument("--batch", type=positive_int, metavar="SEQUENCES",
                         help="global batch in sequences (default: an eighth of --gpus, at least 8)")
-    parser.add_argument("--seq", type=positive_int, default=4096, help="sequence length (default: %(default)s)")
-    parser.add_argument("--dtype", default="bf16", choices=("bf16", "f16", "f32"), help="(default: %(default)s)")
-    parser.add_argument("--hardware", default="h100-sxm", metavar="NAME|FILE",
-                        help="hardware description: compute, links, GPUs per node (default: %(default)s)")
-    parser.add_argument("--micro-batches", default="1,2", metavar="LIST",
-                        help="micro-batch sizes to try, comma-separated (default: %(default)s)")
+    parser.add_argument("--seq", type=positive_int, default=DEFAULT_SEQ, metavar="S",
+                        help="sequence length, S in the IR (default: %(default)s)")
+    parser.add_argument("--dtype", default="bf16", choices=("bf16", "f16", "f32"),
+                        help="parameter and activation type; bf16 and f16 keep fp32 gradients and master weights "
+                             "(default: %(default)s)")
+    parser.add_argument("--hardware", default=DEFAULT_HARDWARE, metavar="NAME|FILE",
+                        help="the GPU and its links: compute durations, network, GPUs per node; h100-sxm, a100-80gb, "
+                             "h200 or a file (default: %(default)s)")
+    parser.add_argument("--micro-batch-sizes", default="1,2", metavar="LIST",
+                        help="micro-batch sizes (sequences per micro-batch, --micro-batch of the other commands) to "
+                             "try, comma-separated (default: %(default)s)")
     parser.add_argument("--max-cp", type=positive_int, default=4, help="largest context-parallel degree (default: %(default)s)")
     parser.add_argument("--jobs", type=positive_int, help="worker processes (default: one per core)")
     parser.add_argument("--plot", default="dse.png", metavar="FILE.png", help="the plot (default: %(default)s)")
@@ -117,11 +123,11 @@ def run(args: argparse.Namespace) -> None:
     except (OSError, ValueError) as error:
         raise UsageError(f"--hardware: {error}") from None
     try:
-        sizes = sorted({int(x) for x in args.micro_batches.split(",")})
+        sizes = sorted({int(x) for x in args.micro_batch_sizes.split(",")})
     except ValueError:
-        raise UsageError(f"--micro-batches '{args.micro_batches}': comma-separated whole numbers, e.g. 1,2,4") from None
+        raise UsageError(f"--micro-batch-sizes '{args.micro_batch_sizes}': comma-separated whole numbers, e.g. 1,2,4") from None
     if not sizes or sizes[0] < 1:
-        raise UsageError(f"--micro-batches '{args.micro_batches}': sizes of at least 1")
+        raise UsageError(f"--micro-batch-sizes '{args.micro_batch_sizes}': sizes of at least 1")
     if args.hbm <= 0:
         raise UsageError(f"--hbm {args.hbm}: a positive size in GiB, e.g. 80")
     if not args.plot.lower().endswith(".png"):

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from stagec.tools.errors import UsageError, positive_int, standalone_main
 from stagec.tools.stagec_stats import human_bytes
-from stagec.tools.stagec_trace import add_job_arguments
+from stagec.tools.job_options import add_job_arguments
 from stagec.tools.step import is_inference, micro_batches_for, step_bindings, step_module
 
 HELP = """\

@@ -18,13 +18,15 @@ import sys
 from collections.abc import Sequence
 
 from stagec.tools.errors import UsageError, positive_int
-from stagec.tools.step import add_phase_arguments, is_inference, micro_batches_for, step_bindings, step_module
-
-STRATEGY_AXES = ("dp", "fsdp", "ep", "cp", "tp", "pp")
-DATA_AXES = ("dp", "fsdp", "ep")  # the axes that split the batch
-OPTIMIZERS = ("adamw", "adam", "sgd", "none")
-DTYPES = ("bf16", "f16", "f32", "f64")
-DEFAULT_SEQ = 2048
+from stagec.tools.job_options import (  # noqa: F401 (shared)
+    DATA_AXES,
+    DTYPES,
+    OPTIMIZERS,
+    STRATEGY_AXES,
+    add_frontend_arguments,
+    add_job_arguments,
+)
+from stagec.tools.step import is_inference, micro_batches_for, step_bindings, step_module
 
 HELP = """\
 Account one training iteration of a model: its parameters, FLOPs by category
@@ -58,56 +60,11 @@ class per pipeline stage, each stage's peak with its in-flight micro-batches.
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--model", required=True, metavar="NAME|config.json",
-        help="a named model config (e.g. llama3-8b, gpt3-175b, mixtral-8x7b) or a config.json path",
-    )
-    parser.add_argument(
-        "--batch", type=positive_int, metavar="GLOBAL_BATCH",
-        help="sequences per iteration, all micro-batches together (default: one micro-batch)",
-    )
-    parser.add_argument(
-        "--micro-batch", type=positive_int, default=1, metavar="MBS",
-        help="sequences per micro-batch, B in the IR (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--seq", type=positive_int, default=DEFAULT_SEQ, metavar="S",
-        help="sequence length, S in the IR (default: %(default)s)",
-    )
-    parser.add_argument("--dtype", default="bf16", choices=DTYPES, help="parameter and activation type (default: %(default)s)")
-    parser.add_argument("--optimizer", default="adamw", choices=OPTIMIZERS, help="optimizer step (default: %(default)s)")
-    parser.add_argument("--recompute", action="store_true", help="recompute each layer's activations in the backward pass")
-    parser.add_argument("--json", action="store_true", help="print the report as JSON instead of tables")
-    parser.add_argument("--timeline-png", metavar="FILE", help="plot the memory timeline (stacked by kind, phases shaded)")
-    parser.add_argument("--timeline-json", metavar="FILE", help="write the memory timeline: one entry per op executed")
-    parser.add_argument(
-        "--hardware", default="h100-sxm", metavar="NAME|FILE",
-        help="the GPU whose runtime memory (CUDA context, library workspaces, NCCL channels) the reserved peak "
-             "adds (docs/memory.md; default: %(default)s)",
-    )
-    add_frontend_arguments(parser)
-    add_phase_arguments(parser)
-    strategy = parser.add_argument_group("parallel strategy (stg-shard)")
-    for axis in STRATEGY_AXES:
-        strategy.add_argument(f"--{axis}", type=positive_int, default=1, metavar="N", help=f"{axis} size (default: 1)")
-    strategy.add_argument("--sp", action="store_true", help="Megatron sequence parallelism on the tp axis")
-    strategy.add_argument("--zero", type=int, choices=(0, 1, 2), default=0,
-                          help="ZeRO stage over the data-parallel ranks (dp, ep, cp): 1 shards the optimizer states as "
-                               "Megatron's distributed optimizer, 2 the gradients too (default: %(default)s; fsdp is 3)")
-    strategy.add_argument(
-        "--schedule", default="1f1b", choices=("1f1b", "gpipe"),
-        help="pipeline schedule of the micro-batches with --pp (default: %(default)s)",
-    )
-
-
-def add_frontend_arguments(parser: argparse.ArgumentParser) -> None:
-    """--frontend template|torch and --torch-factory (docs/torch-frontend.md)."""
-    parser.add_argument("--frontend", choices=("template", "torch"), default="template",
-                        help="build the model from its template, or import the torch model (transformers' "
-                        "LlamaForCausalLM/MixtralForCausalLM/GPT2LMHeadModel for the config, or --torch-factory) "
-                        "(default: %(default)s)")
-    parser.add_argument("--torch-factory", metavar="MODULE:FACTORY",
-                        help="with --frontend torch: FACTORY(config) builds the nn.Module (default: transformers)")
+    add_job_arguments(parser)
+    output = parser.add_argument_group("output")
+    output.add_argument("--json", action="store_true", help="print the report as JSON instead of tables")
+    output.add_argument("--timeline-png", metavar="FILE", help="plot the memory timeline (stacked by kind, phases shaded)")
+    output.add_argument("--timeline-json", metavar="FILE", help="write the memory timeline: one entry per op executed")
 
 
 def add_parser(subcommands) -> argparse.ArgumentParser:
@@ -239,6 +196,8 @@ def run(args: argparse.Namespace) -> None:
     bindings = step_bindings(args, micro_batches)
     try:
         result = account(module, bindings)
+        if args.no_optimizer:
+            result = result.without_phase("optimizer")
     except AccountingError as error:
         raise UsageError(str(error)) from None
     if is_inference(args):
@@ -251,7 +210,7 @@ def run(args: argparse.Namespace) -> None:
         "micro_batches": micro_batches,
         "seq": args.seq,
         "dtype": args.dtype,
-        "optimizer": args.optimizer,
+        "optimizer": args.optimizer + (" (compute left out)" if args.no_optimizer else ""),
         "recompute": args.recompute,
     }
     title = result.model or args.model

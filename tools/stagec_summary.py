@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from stagec.tools.errors import UsageError, standalone_main
 from stagec.tools.stagec_stats import human_bytes, human_count, human_flops
-from stagec.tools.stagec_trace import add_job_arguments
+from stagec.tools.job_options import add_job_arguments
 
 DEFAULT_JOB = {"model": "llama3-8b", "tp": 8, "sp": True, "dp": 2, "batch": 16, "seq": 4096}
 
@@ -93,6 +93,8 @@ def run(args: argparse.Namespace) -> None:
         simulated = _simulate_model(args, progress)
         try:
             accounted = account(step_module(args, micro_batches), step_bindings(args, micro_batches))
+            if args.no_optimizer:
+                accounted = accounted.without_phase("optimizer")
         except AccountingError as error:
             raise UsageError(str(error)) from None
     hardware = _hardware(args)
@@ -137,7 +139,7 @@ def _summary(args, accounted, simulated, hardware, micro_batches: int, strategy:
         "micro_batch": args.micro_batch,
         "seq": args.seq,
         "dtype": args.dtype,
-        "optimizer": "none" if args.no_optimizer else args.optimizer,
+        "optimizer": args.optimizer + (" (compute left out)" if args.no_optimizer else ""),
         "recompute": args.recompute,
         "tokens_per_iteration": tokens,
         "iteration_s": iteration_s,

@@ -18,19 +18,12 @@ import time
 from collections.abc import Sequence
 
 from stagec.tools.errors import UsageError, positive_int, standalone_main
-from stagec.tools.stagec_stats import (
-    DTYPES,
-    OPTIMIZERS,
-    add_frontend_arguments,
-    human_bytes,
-    human_flops,
-)
+from stagec.tools.job_options import DEFAULT_SEQ, SCHEDULES, add_job_arguments  # noqa: F401 (shared)
+from stagec.tools.stagec_stats import human_bytes, human_flops
 
 from stagec.passes.stg_bucket_gradients import DEFAULT_BUCKET_MB
 from stagec.tools.step import add_phase_arguments, is_inference, micro_batches_for, step_bindings, step_module
 
-SCHEDULES = ("1f1b", "gpipe")
-DEFAULT_SEQ = 4096
 # Beyond these a job's output needs --yes: far more than a simulator reads in a day, and
 # a typo away from filling a disk (--dp 1000000 writes a million files).
 MAX_FILES = 10_000
@@ -87,50 +80,6 @@ written: more than the file system's free space is refused, more than
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_job_arguments(parser)
     add_trace_output_arguments(parser)
-
-
-def add_job_arguments(parser: argparse.ArgumentParser, *, model_required: bool = True) -> argparse._ArgumentGroup:
-    """The model, batch, strategy, training-step and cost options that `stagec trace` and
-    `stagec simulate` share; returns the cost-model group for a command's own options."""
-    parser.add_argument("--model", required=model_required, metavar="NAME|config.json",
-                        help="a named model config (llama3-70b, gpt3-5b, mixtral-8x7b, ...) or a config.json path")
-    parser.add_argument("--batch", type=positive_int, metavar="GLOBAL_BATCH",
-                        help="sequences per iteration, every replica and micro-batch together (default: one micro-batch per replica)")
-    parser.add_argument("--micro-batches", type=positive_int, metavar="M",
-                        help="micro-batches per iteration on each replica, instead of --batch (batch = M x MBS x replicas)")
-    parser.add_argument("--micro-batch", type=positive_int, default=1, metavar="MBS",
-                        help="sequences per micro-batch on one data-parallel replica (default: %(default)s)")
-    parser.add_argument("--seq", type=positive_int, default=DEFAULT_SEQ, metavar="S", help="sequence length (default: %(default)s)")
-    add_frontend_arguments(parser)
-    add_phase_arguments(parser)
-    strategy = parser.add_argument_group("parallel strategy")
-    for axis, what in (("dp", "data parallel"), ("fsdp", "fully sharded data parallel (ZeRO-3)"),
-                       ("ep", "expert parallel (MoE)"), ("cp", "context parallel (sequence split)"),
-                       ("tp", "Megatron tensor parallel"), ("pp", "pipeline stages (stg-pipeline)")):
-        strategy.add_argument(f"--{axis}", type=positive_int, default=1, metavar="N", help=f"{what} size (default: 1)")
-    strategy.add_argument("--sp", action="store_true", help="Megatron sequence parallelism on the tp axis (needs --tp > 1)")
-    strategy.add_argument("--zero", type=int, choices=(0, 1, 2), default=0,
-                          help="ZeRO stage over the data-parallel ranks (dp, ep, cp): 1 shards the optimizer states as "
-                               "Megatron's distributed optimizer, 2 the gradients too (default: %(default)s; fsdp is 3)")
-    strategy.add_argument("--schedule", choices=SCHEDULES, default="1f1b", help="pipeline schedule with --pp (default: %(default)s)")
-    training = parser.add_argument_group("training step")
-    training.add_argument("--recompute", action="store_true", help="recompute each layer's activations in the backward pass")
-    training.add_argument("--dtype", default="bf16", choices=DTYPES, help="parameter and activation type (default: %(default)s)")
-    training.add_argument("--optimizer", default="adamw", choices=[o for o in OPTIMIZERS if o != "none"],
-                          help="optimizer step (default: %(default)s)")
-    training.add_argument("--no-optimizer", action="store_true",
-                          help="leave the optimizer's compute out of the trace (gradient all-reduces stay)")
-    training.add_argument("--iterations", type=positive_int, default=1, metavar="N",
-                          help="training iterations in each trace, chained through the weights (default: %(default)s)")
-    emission = parser.add_argument_group("costs and scheduling")
-    emission.add_argument("--hardware", default="h100-sxm", metavar="NAME|FILE",
-                          help="hardware description for compute durations: h100-sxm, a100-80gb, h200 or a file (default: %(default)s)")
-    emission.add_argument("--profile", metavar="FILE", help="measured op times that override the roofline (runtime/cost profile format)")
-    emission.add_argument("--bucket-mb", type=float, default=DEFAULT_BUCKET_MB, metavar="MB",
-                          help="data-parallel gradient all-reduce bucket size in MiB, DDP's bucket_cap_mb; 0: one per gradient (default: %(default)s)")
-    emission.add_argument("--no-gemm-fusion", action="store_true",
-                          help="one GEMM node per einsum (default: fuse Q/K/V, gate/up and their gradients as the frameworks do)")
-    return emission
 
 
 def add_trace_output_arguments(parser: argparse.ArgumentParser) -> None:

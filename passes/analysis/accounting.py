@@ -30,7 +30,7 @@ collective type: comm.py.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from math import prod
 
@@ -194,6 +194,14 @@ class Accounting:
     params: int  # global parameter count
     tokens: int | None  # tokens per iteration (the numel of "input_ids"), if known
     rank_classes: tuple[RankClass, ...]
+
+    def without_phase(self, phase: str) -> Accounting:
+        """The same iteration with `phase`'s FLOPs left out (memory unchanged): what
+        `--no-optimizer` reports, as the traces and the simulator leave the optimizer
+        step's compute out while its states stay in memory."""
+        classes = tuple(replace(rc, flops_by_phase={p: c for p, c in rc.flops_by_phase.items() if p != phase})
+                        for rc in self.rank_classes)
+        return replace(self, rank_classes=classes)
 
     def to_json(self) -> dict:
         classes = []

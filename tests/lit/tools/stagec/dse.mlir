@@ -7,7 +7,7 @@
 //   3 x 4 x 2 + 2 x 1 x 2 = 28.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: echo '{"model_type": "llama", "hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 24, "vocab_size": 32, "rope_theta": 10000.0, "rms_norm_eps": 1e-5}' > %t/tiny.json
-// RUN: stagec dse --model %t/tiny.json --gpus 4 --hbm 80 --batch 4 --seq 8 --micro-batches 1 --max-cp 1 --plot %t/dse.png --quiet | filecheck %s
+// RUN: stagec dse --model %t/tiny.json --gpus 4 --hbm 80 --batch 4 --seq 8 --micro-batch-sizes 1 --max-cp 1 --plot %t/dse.png --quiet | filecheck %s
 // RUN: %python -c "import sys; d = open(sys.argv[1], 'rb').read(8); sys.exit(d != b'\x89PNG\r\n\x1a\n')" %t/dse.png
 // RUN: not stagec dse --model %t/tiny.json --gpus 4 --hbm 80 --plot %t/dse.xyz 2>&1 | filecheck %s --check-prefix=PNG
 // RUN: not stagec dse --model %t/tiny.json --gpus 4 --hbm 0 2>&1 | filecheck %s --check-prefix=HBM

@@ -50,22 +50,30 @@ def _low_precision(ty: TensorType) -> bool:
 
 @dataclass(frozen=True)
 class StgAutodiff(ModulePass):
-    """Differentiates @forward into @train_step: forward, backward and optimizer phases
-    (options: optimizer, lr, beta1, beta2, eps, weight_decay, momentum, micro_batches,
-    recompute, master_weights, grad_dtype)."""
+    """Differentiates @forward into @train_step: forward, backward and optimizer phases."""
 
     name = "stg-autodiff"
 
     optimizer: str = "adamw"
+    """The optimizer step: adamw, adam, sgd, or none (gradients only)."""
     lr: float = 1e-4
+    """The learning rate."""
     beta1: float = 0.9
+    """Adam's first-moment decay."""
     beta2: float = 0.95
+    """Adam's second-moment decay."""
     eps: float = 1e-8
+    """Adam's denominator epsilon."""
     weight_decay: float = 0.0
+    """Decoupled weight decay (adamw) or L2 penalty (adam, sgd)."""
     momentum: float = 0.0
+    """SGD's momentum (0: plain SGD, no momentum buffer)."""
     micro_batches: int = 1
+    """Micro-batches per step: gradients accumulate over them before the update."""
     recompute: bool = False
+    """Recompute each layer's activations in the backward instead of keeping them."""
     master_weights: str = "auto"
+    """Keep fp32 master weights for the update: true, false, or auto (with bf16/f16 parameters)."""
     grad_dtype: str = "auto"
     """The gradient buffers' type: `f32`, `param` (the parameter's, as Megatron keeps
     them without grad_reduce_in_fp32) or `auto` (f32 with master weights)."""

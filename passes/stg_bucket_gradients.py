@@ -75,8 +75,10 @@ class StgBucketGradients(ModulePass):
 
     name = "stg-bucket-gradients"
 
-    bucket_mb: int | float = DEFAULT_BUCKET_MB  # 0 and 25 as well as 0.5
+    bucket_mb: int | float = DEFAULT_BUCKET_MB
+    """DDP's bucket_cap_mb: the MiB of gradients one data-parallel all-reduce carries (0: one per gradient)."""
     zero_bucket_elements: int = DEFAULT_ZERO_BUCKET_ELEMENTS
+    """Megatron's distributed-optimizer bucket size in elements (ZeRO-1/2 reduce-scatters)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.bucket_mb < 0 or self.zero_bucket_elements < 1:

@@ -59,7 +59,7 @@ _MADE_BY: dict[type[CollectiveOp], str] = {
 
 @dataclass(frozen=True)
 class StgMatchCollectives(ModulePass):
-    """Replace every stg.reshard by its cheapest collectives (pull/push matching, stage.md §IV-D2)."""
+    """Replace every stg.reshard by its cheapest collectives (pull/push matching, docs/collectives.md)."""
 
     name = "stg-match-collectives"
 

@@ -57,17 +57,18 @@ BALANCES = ("layers", "cost")
 
 @dataclass(frozen=True)
 class StgPipeline(ModulePass):
-    """Splits @train_step into pipeline stages with send/recv on the cut edges and a
-    micro-batch schedule per stage (options: pp, schedule=1f1b|gpipe,
-    balance=layers|cost, seq_len)."""
+    """Splits @train_step into pipeline stages with send/recv on the cut edges and a micro-batch schedule per stage."""
 
     name = "stg-pipeline"
 
     pp: int = 1
+    """The number of pipeline stages."""
     schedule: str = "1f1b"
+    """The micro-batch schedule of each stage: 1f1b or gpipe."""
     balance: str = "layers"
-    # the sequence length balance=cost assumes when stg.config does not bind S
+    """How layers are cut into stages: layers (equal layer counts) or cost (equal estimated time)."""
     seq_len: int = 4096
+    """The sequence length balance=cost assumes when the model config does not bind S."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.pp < 1:

@@ -91,11 +91,17 @@ class StgShard(ModulePass):
     name = "stg-shard"
 
     dp: int | str = 1
+    """Data-parallel ranks: the batch is split, parameters replicated, gradients summed."""
     fsdp: int | str = 1
+    """Fully sharded data-parallel ranks (ZeRO-3): the batch and every parameter split."""
     ep: int | str = 1
+    """Expert-parallel ranks: an MoE layer's experts split, tokens exchanged all-to-all."""
     cp: int | str = 1
+    """Context-parallel ranks: the sequence split, attention's keys and values gathered."""
     tp: int | str = 1
+    """Megatron tensor-parallel ranks: attention heads and the MLP's hidden dimension split."""
     sp: bool = False
+    """Megatron sequence parallelism: activations between tensor-parallel layers split along the sequence over tp."""
     zero: int = 0
     """ZeRO stage over the data-parallel axes (dp, ep, cp): 1 shards the optimizer
     states and the update (Megatron's distributed optimizer), 2 the gradients too."""

@@ -108,6 +108,8 @@ def run(args: argparse.Namespace) -> None:
     with output_stream(args.output) as stream:
         Printer(stream=stream).print_op(module)
         stream.write("\n")
+    if args.output not in (None, "-"):
+        print(f"wrote {args.output}: the stg forward program of {args.target}", file=sys.stderr)
     if args.timings:
         print(" ".join(f"{k}={v:.3f}s" for k, v in timings.items()), file=sys.stderr)
 

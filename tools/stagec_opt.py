@@ -16,10 +16,12 @@ IR are located in `diagnostics`, and the context comes from `stagec.dialects`.
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 import inspect
 import os
 import sys
+import textwrap
 import traceback
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
@@ -125,7 +127,77 @@ def _help_table(
         )
         upstream = _UPSTREAM_DESCRIPTIONS[kind].get(name, "(undocumented)")
         rows.append(f"  {name:<{width}}  {described or upstream}")
+        if kind == "pass" and isinstance(construct, type):
+            for option in pass_options(construct):
+                rows.append(f"  {'':<{width}}    {option.name}={option.kind}  {option.doc}"
+                            f" (default: {option.default})")
     return "\n".join(rows)
+
+
+@dataclasses.dataclass(frozen=True)
+class PassOption:
+    """One option of a pass as --help shows it: its spelling in a pipeline
+    (`memory-limit`), its type, its default and the field's docstring."""
+
+    name: str
+    kind: str
+    default: str
+    doc: str
+
+
+def pass_options(cls: type) -> list[PassOption]:
+    """A pass's options: its dataclass fields, each described by the docstring under
+    it in the class body (the attribute-docstring convention the passes follow)."""
+    if not dataclasses.is_dataclass(cls):
+        return []
+    docs = _attribute_docs(cls)
+    options = []
+    for field in dataclasses.fields(cls):
+        if not field.init:
+            continue
+        if field.name == "bindings" and getattr(cls, "binds_symbols", False):
+            # stg-instantiate: every `symbol=integer` that names no other option.
+            options.append(PassOption("SYMBOL", "<int>", "none", "Bind a symbol of the program (B, S, dp, ...) to "
+                                      "an integer, as many as needed."))
+            continue
+        default = field.default
+        shown = _shown_default(default) if default is not dataclasses.MISSING else "required"
+        options.append(PassOption(field.name.replace("_", "-"), _kind(field.type), shown, docs.get(field.name, "")))
+    return options
+
+
+def _attribute_docs(cls: type) -> dict[str, str]:
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if klass is object or not dataclasses.is_dataclass(klass):
+            continue
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
+        except (OSError, TypeError, SyntaxError):
+            continue
+        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+        for field, after in zip(body, body[1:]):
+            if (isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name)
+                    and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                    and isinstance(after.value.value, str)):
+                docs[field.target.id] = " ".join(inspect.cleandoc(after.value.value).split())
+    return docs
+
+
+def _kind(annotation: object) -> str:
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+    return {"int": "<int>", "float": "<number>", "int | float": "<number>", "bool": "true|false", "str": "<string>",
+            "int | str": "<int|symbol>"}.get(text, f"<{text}>")
+
+
+def _shown_default(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f"'{value}'" if value else "''"
+    if isinstance(value, tuple) and not value:
+        return "none"
+    return str(value)
 
 
 def _dialect_doc(dialect: object) -> str | None:
@@ -153,8 +225,10 @@ def _class_doc(cls: object) -> str | None:
 
 
 def _first_doc_line(doc: str | None) -> str | None:
-    lines = inspect.cleandoc(doc).splitlines() if doc else []
-    return lines[0] if lines else None
+    """The docstring's first paragraph on one line: a summary cut at a line break
+    would end mid-sentence."""
+    paragraph = inspect.cleandoc(doc).split("\n\n", 1)[0] if doc else ""
+    return " ".join(paragraph.split()) or None
 
 
 def _stagec_version() -> str:

@@ -32,7 +32,7 @@ HELP = """\
 Account one training iteration of a model: its parameters, FLOPs by category
 (GeMM, attention, elementwise, other) and per token, and the peak device memory of
 each rank, broken down into weights, gradients, optimizer states, activations and
-communication buffers, from tensor lifetimes over the step (STAGE, stage.md §V-B).
+communication buffers, from tensor lifetimes over the step (docs/memory.md).
 
 The model is a named config or a Hugging Face config.json; stg-autodiff turns it
 into a training step with batch / micro-batch micro-batches of `--micro-batch`
@@ -260,12 +260,16 @@ def _write_timelines(result, args: argparse.Namespace, title: str) -> None:
                 doc = {"model": title, "ranks": list(rc.ranks), **timeline.to_json()}
                 json.dump(doc, stream, separators=(",", ":"))
                 stream.write("\n")
+            if args.timeline_json != "-":
+                print(f"wrote {_timeline_path(args.timeline_json, i, len(classes))}: the memory timeline of ranks "
+                      f"{_ranks(rc.ranks)}", file=sys.stderr)
         if args.timeline_png:
             path = _timeline_path(args.timeline_png, i, len(classes))
             try:
                 plot_timeline(timeline, path, f"{title}: memory per rank over one step (ranks {_ranks(rc.ranks)})")
             except OSError as error:
                 raise UsageError(f"cannot write the plot '{path}': {error.strerror or error}") from None
+            print(f"wrote {path}: the memory timeline plot of ranks {_ranks(rc.ranks)}", file=sys.stderr)
 
 
 def _print_inference(result, args: argparse.Namespace, strategy: dict, bindings: dict) -> None:

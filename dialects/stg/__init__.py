@@ -1,4 +1,4 @@
-"""stg: symbolic sharded tensor graphs (STAGE's STG IR, stage.md §IV-C) as an xDSL dialect.
+"""stg: symbolic sharded tensor graphs (the STAGE paper's STG IR) as an xDSL dialect.
 
 Tensors carry global symbolic shapes and their distribution over a named device mesh;
 ops compute, communicate, manage memory and structure a training step, and every

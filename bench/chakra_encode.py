@@ -3,7 +3,8 @@ protobuf's upb backend on the same nodes, in the same run.
 
     python bench/chakra_encode.py [--nodes N] [--repeats R]
 
-Prints a table of nodes/s and writes bench/results/chakra_encode.json. The workload is
+Prints a table of nodes/s and writes the JSON where --json says
+(bench/results/chakra_encode.json is the recorded one). The workload is
 a transformer-like rank trace: compute nodes (num_ops, tensor_size, is_cpu_op) and
 collectives (comm_type, comm_size, pg_name, is_cpu_op) in a 3:1 mix, each depending on
 the node before it and some on one further back. Every path's bytes are checked equal
@@ -27,7 +28,6 @@ from stagec.runtime.chakra.wire import (
 from results_io import write_json  # bench/, the script's own folder
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RESULT = os.path.join(HERE, "results", "chakra_encode.json")
 
 
 def workload(n: int) -> list[Node]:
@@ -128,7 +128,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--nodes", type=int, default=200_000)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--json", default=RESULT, help="where to write the results (default: %(default)s)")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE (bench/results/ holds the recorded ones; default: print only)")
     args = parser.parse_args(argv)
     from google.protobuf.internal import api_implementation
 
@@ -175,7 +175,8 @@ def main(argv=None) -> int:
         "load_average_1min": round(os.getloadavg()[0], 2),  # the machine is shared: ratios are same-run
         "results": rows,
     }
-    write_json(args.json, doc)
+    if args.json:
+        write_json(args.json, doc)
     return 0
 
 

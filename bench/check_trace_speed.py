@@ -34,7 +34,6 @@ from results_io import write_json  # bench/, the script's own folder
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-RESULT = os.path.join(HERE, "results", "check_trace_speed.json")
 TRACE_ARGS = ["--model", "llama3-70b", "--tp", "8", "--sp", "--batch", "16", "--seq", "8192"]
 
 
@@ -71,7 +70,7 @@ def main(argv=None) -> int:
     parser.add_argument("--rev", default="HEAD", help="the git revision of the old checker (default: %(default)s)")
     parser.add_argument("--traces", metavar="DIR", help="check these traces instead of writing the 70B ones")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--json", default=RESULT, help="where to write the results (default: %(default)s)")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE (bench/results/ holds the recorded ones; default: print only)")
     args = parser.parse_args(argv)
 
     old_check = old_checker(args.rev)
@@ -116,7 +115,8 @@ def main(argv=None) -> int:
         "old_s": [round(t, 4) for t in times["old"]], "new_s": [round(t, 4) for t in times["new"]],
         "best_old_s": round(best["old"], 4), "best_new_s": round(best["new"], 4), "new_over_old": round(ratio, 4),
     }
-    write_json(args.json, doc)
+    if args.json:
+        write_json(args.json, doc)
     return 0
 
 

@@ -14,8 +14,8 @@ the reduce-scatter's input. Each side times `--iters` back-to-back operations be
 two barriers; plain and csrc alternate for `--rounds` rounds and each keeps its best
 round (the machine is shared: compare within one run, not across runs). Bus bandwidth
 is nccl-tests' convention, size * (n - 1) / n / time. Prints a table with the ratio
-csrc / plain of bandwidth and writes the results as JSON (`--json`, default
-bench/results/comm_throughput.json).
+csrc / plain of bandwidth and writes the results as JSON where `--json FILE`
+says (bench/results/comm_throughput.json is the recorded one).
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RESULT = os.path.join(HERE, "results", "comm_throughput.json")
 
 PLAIN_C = r"""
 #include <mpi.h>
@@ -150,7 +149,7 @@ def main() -> None:
     parser.add_argument("--sizes-mib", default="1,16,64", help="whole-tensor sizes in MiB, comma separated")
     parser.add_argument("--iters", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--json", default=RESULT)
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE (bench/results/ holds the recorded ones; default: print only)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     try:
@@ -213,7 +212,8 @@ def main() -> None:
     sys.path.insert(0, HERE)
     from results_io import write_json
 
-    write_json(args.json, doc)
+    if args.json:
+        write_json(args.json, doc)
     print(f"written {args.json}")
 
 

@@ -1,6 +1,6 @@
 """The NCCL path of csrc on one GPU, and the all-gather time curve T_c(V).
 
-    python bench/gpu_smoke.py                              # writes bench/results/gpu_smoke.json
+    python bench/gpu_smoke.py                              # writes the JSON where --json says (bench/results/gpu_smoke.json is the recorded one)
     python bench/gpu_smoke.py --json out.json --max-mib 256 --iters 20
 
 For a machine with a GPU (the `device` tool's, or any CUDA machine with stagec
@@ -31,7 +31,6 @@ import numpy as np
 import stagec.csrc as csrc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RESULT = os.path.join(HERE, "results", "gpu_smoke.json")
 
 
 def to_host(cuda, device_array, count: int) -> np.ndarray:
@@ -112,7 +111,7 @@ def all_gather_curve(cuda, pool, comm, max_bytes: int, iters: int) -> list[dict]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--json", default=RESULT)
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE (bench/results/ holds the recorded ones; default: print only)")
     parser.add_argument("--max-mib", type=float, default=1024)
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--device", type=int, default=0)
@@ -146,7 +145,8 @@ def main() -> None:
     sys.path.insert(0, HERE)
     from results_io import write_json
 
-    write_json(args.json, doc)
+    if args.json:
+        write_json(args.json, doc)
     print(f"written {args.json}")
     if not all(r["ok"] for r in results):
         sys.exit(1)

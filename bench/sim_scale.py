@@ -18,7 +18,7 @@ For comparison, ASTRA-sim's analytical backend takes 123 s and 7 GB for the 70b-
 directory (../shared/ASTRA-SIM.md). Each case runs `stagec simulate --json` as a child
 process (imports included) and reads its peak RSS from the kernel (the largest of the
 process and the memory-analysis process it forks). Prints a table; writes
-bench/results/sim_scale.json, and the file --json names.
+the file --json names (bench/results/sim_scale.json is the recorded one).
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ import time
 from results_io import write_json  # bench/, the script's own folder
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RESULT = os.path.join(HERE, "results", "sim_scale.json")
 JOB_70B = ["--model", "llama3-70b", "--tp", "8", "--pp", "4", "--dp", "2", "--sp", "--batch", "128",
            "--micro-batch", "1", "--seq", "4096"]
 JOB_32K = ["--model", "llama3-70b", "--tp", "8", "--pp", "16", "--dp", "256", "--batch", "2048",
@@ -90,7 +89,8 @@ def run_case(name: str, work: str) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--case", choices=list(CASES), action="append", help="a case to run (default: all)")
-    parser.add_argument("--json", metavar="FILE", help="also write the results to FILE")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE, keeping its other "
+                        "cases (bench/results/sim_scale.json holds the recorded ones; default: print only)")
     args = parser.parse_args(argv)
     names = args.case or list(CASES)
     work = tempfile.mkdtemp(prefix="stagec-sim-")
@@ -106,14 +106,14 @@ def main(argv=None) -> int:
               f"{'yes' if r['ok'] else 'NO'}")
     doc = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
            "results": results}
-    previous = {}
-    if os.path.exists(RESULT):
-        with open(RESULT) as stream:
-            previous = {r["case"]: r for r in json.load(stream).get("results", [])}
-    previous.update({r["case"]: r for r in results})
-    write_json(RESULT, {**doc, "results": list(previous.values())})
     if args.json:
-        write_json(args.json, doc)
+        # cases run before into the same file stay (a run may measure some cases only)
+        previous = {}
+        if os.path.exists(args.json):
+            with open(args.json) as stream:
+                previous = {r["case"]: r for r in json.load(stream).get("results", [])}
+        previous.update({r["case"]: r for r in results})
+        write_json(args.json, {**doc, "results": list(previous.values())})
     return 0 if all(r["ok"] for r in results) else 1
 
 

@@ -29,7 +29,7 @@ What stagec needs that the paper leaves open, and the choices made here:
   (`network_dicts`).
 
 Every row runs `stagec simulate --json` in this process on those files. Prints the
-table; writes bench/results/table9.json and the file --json names. `--all-to-all ring`
+table; writes the file --json names (bench/results/table9.json is the recorded one). `--all-to-all ring`
 runs the same rows on ASTRA-sim's ring all-to-all instead, for comparison (to --json
 only).
 """
@@ -53,7 +53,6 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 from results_io import write_json  # noqa: E402  (bench/, the script's own folder)
 
-RESULT = os.path.join(HERE, "results", "table9.json")
 
 # stage.md Table IX: (phase, cluster GPUs) -> (sequences per cluster, tokens, step ms,
 # tokens/s per GPU).
@@ -221,7 +220,8 @@ def format_table(rows: list[dict]) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--json", metavar="FILE", help="also write the rows to FILE")
+    parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON to FILE (bench/results/table9.json "
+                        "holds the recorded ones; default: print only)")
     parser.add_argument("--keep", metavar="DIR", help="write the config.json and network files to DIR and keep them")
     parser.add_argument("--all-to-all", choices=("direct", "ring"), default="direct",
                         help="direct: NIC-bound, as NCCL/DeepEP run it (the study's); ring: ASTRA-sim's ring "
@@ -235,8 +235,6 @@ def main(argv=None) -> int:
           f"decode context {DECODE_CONTEXT}; {HARDWARE}, {network} all-to-all (docs/inference.md, Table IX)")
     doc = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
            "rows": rows}
-    if args.all_to_all == "direct":  # the study's; a ring comparison goes to --json only
-        write_json(RESULT, doc)
     if args.json:
         write_json(args.json, doc)
     return 0

@@ -15,8 +15,8 @@ before emission and must not cost the speed):
 
 Each case runs `stagec trace` as a child process (so the numbers are the command's
 own, imports and model building included) and reads its peak RSS from the kernel
-(the largest of the process and its writer processes). Prints a table and writes
-bench/results/trace_scale.json. Traces go to a temporary directory, removed after.
+(the largest of the process and its writer processes). Prints a table and, with
+--json FILE, writes it there (bench/results/trace_scale.json is the recorded one). Traces go to a temporary directory, removed after.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ import time
 from results_io import write_json  # bench/, the script's own folder
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RESULT = os.path.join(HERE, "results", "trace_scale.json")
 
 CASES = {
     "tp8": {
@@ -90,6 +89,8 @@ def main(argv=None) -> int:
     parser.add_argument("--case", choices=[*CASES, "all"], default="all")
     parser.add_argument("--check", action="store_true", help="run stagec check-trace on each case's traces")
     parser.add_argument("--keep", metavar="DIR", help="write the traces under DIR/<case> and keep them")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE, keeping its other "
+                        "cases (bench/results/trace_scale.json holds the recorded ones; default: print only)")
     args = parser.parse_args(argv)
     names = list(CASES) if args.case == "all" else [args.case]
     results = []
@@ -109,15 +110,16 @@ def main(argv=None) -> int:
         check = f"{r['check_s']}s {'ok' if r['check_ok'] else 'FAIL'}" if "check_s" in r else "-"
         print(f"{r['case']:<6} {r['ranks']:>7} {r['bytes'] / 1e9:>7.2f} {r['wall_s']:>8.1f} {r['limit_s']:>6.0f} "
               f"{r['peak_rss_mb']:>8.1f} {check:>10}  {'yes' if r['ok'] else 'NO'}")
-    os.makedirs(os.path.dirname(RESULT), exist_ok=True)
-    previous = {}
-    if os.path.exists(RESULT):
-        with open(RESULT) as stream:
-            previous = {r["case"]: r for r in json.load(stream).get("results", [])}
-    previous.update({r["case"]: r for r in results})
-    doc = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
-           "results": list(previous.values())}
-    write_json(RESULT, doc)
+    if args.json:
+        # cases run before into the same file stay (a run may measure some cases only)
+        previous = {}
+        if os.path.exists(args.json):
+            with open(args.json) as stream:
+                previous = {r["case"]: r for r in json.load(stream).get("results", [])}
+        previous.update({r["case"]: r for r in results})
+        doc = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+               "results": list(previous.values())}
+        write_json(args.json, doc)
     return 0 if all(r["ok"] and r.get("check_ok", True) for r in results) else 1
 
 

@@ -57,7 +57,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "try, comma-separated (default: %(default)s)")
     parser.add_argument("--max-cp", type=positive_int, default=4, help="largest context-parallel degree (default: %(default)s)")
     parser.add_argument("--jobs", type=positive_int, help="worker processes (default: one per core)")
-    parser.add_argument("--plot", default="dse.png", metavar="FILE.png", help="the plot (default: %(default)s)")
+    parser.add_argument("--plot", metavar="FILE.png",
+                        help="plot iteration time against memory, the Pareto front marked (default: no plot)")
     parser.add_argument("--json", action="store_true", help="print every point as JSON instead of the table")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -130,7 +131,7 @@ def run(args: argparse.Namespace) -> None:
         raise UsageError(f"--micro-batch-sizes '{args.micro_batch_sizes}': sizes of at least 1")
     if args.hbm <= 0:
         raise UsageError(f"--hbm {args.hbm}: a positive size in GiB, e.g. 80")
-    if not args.plot.lower().endswith(".png"):
+    if args.plot is not None and not args.plot.lower().endswith(".png"):
         raise UsageError(f"--plot '{args.plot}': the plot is a PNG file; name it FILE.png")
     batch = args.batch or max(8, args.gpus // 8)
     candidates = strategies(config, args.gpus, batch, args.seq, gpus_per_node=hardware.gpus_per_node,
@@ -159,7 +160,7 @@ def run(args: argparse.Namespace) -> None:
         p.pareto = True
     title = (f"{args.model} on {args.gpus} GPUs ({args.hardware}), batch {batch} x {args.seq}: "
              f"{sum(p.error is None for p in points)} strategies")
-    if any(p.error is None for p in points):
+    if args.plot is not None and any(p.error is None for p in points):
         try:
             plot(points, args.plot, hbm_bytes=hbm_bytes, title=title)
         except OSError as error:
@@ -195,7 +196,8 @@ def _print(args, points, batch: int, elapsed: float) -> None:
                       f"stagec simulate --model {args.model} --batch {batch} --seq {args.seq} {' '.join(best.strategy.argv())}")
     else:
         console.print(f"[red]no strategy fits {args.hbm:g} GiB[/red]")
-    console.print(f"plot: {args.plot}")
+    if args.plot is not None:
+        console.print(f"plot: {args.plot}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

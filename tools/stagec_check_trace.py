@@ -56,6 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the per-rank counts as JSON instead of a table")
     parser.add_argument("--jobs", type=positive_int, metavar="N",
                         help="worker processes for the per-file checks (default: one per CPU it may use)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def add_parser(subcommands) -> argparse.ArgumentParser:
@@ -73,9 +74,11 @@ def add_parser(subcommands) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> None:
     """Print the report; exits with status 1 (SystemExit) when there are defects."""
     from stagec.runtime.chakra.check import TraceDirError, check_trace
+    from stagec.tools.progress import Progress
 
     try:
-        report = check_trace(args.directory, args.prefix, jobs=args.jobs)
+        with Progress(args.quiet) as progress:
+            report = check_trace(args.directory, args.prefix, jobs=args.jobs, progress=progress.task("checking traces"))
     except TraceDirError as error:
         raise UsageError(str(error)) from None
     if not report.ok:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -20,6 +19,7 @@ from collections.abc import Sequence
 from stagec.tools.errors import UsageError, positive_int, standalone_main
 from stagec.tools.stagec_stats import human_bytes
 from stagec.tools.job_options import add_job_arguments
+from stagec.tools.progress import Progress
 from stagec.tools.step import is_inference, micro_batches_for, step_bindings, step_module
 
 HELP = """\
@@ -114,38 +114,11 @@ def _network(args: argparse.Namespace, world: int):
     return network
 
 
-class _Progress:
-    """A rich progress bar on a terminal (or with STAGEC_PROGRESS set), else nothing."""
-
-    def __init__(self, quiet: bool):
-        self.enabled = not quiet and (sys.stderr.isatty() or bool(os.environ.get("STAGEC_PROGRESS")))
-        self.progress = None
-
-    def __enter__(self):
-        if self.enabled:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                     TimeElapsedColumn(), transient=True)
-            self.progress.__enter__()
-        return self
-
-    def task(self, what: str):
-        if self.progress is None:
-            return None
-        task = self.progress.add_task(what, total=None)
-        return lambda done, total: self.progress.update(task, completed=done, total=total)
-
-    def __exit__(self, *exc):
-        if self.progress is not None:
-            self.progress.__exit__(*exc)
-
-
 def run(args: argparse.Namespace) -> None:
     if (args.traces is None) == (args.model is None):
         raise UsageError("give a trace directory or --model (not both)")
     started = time.perf_counter()
-    with _Progress(args.quiet) as progress:
+    with Progress(args.quiet) as progress:
         if args.traces is not None:
             result = _simulate_traces(args, progress)
         else:

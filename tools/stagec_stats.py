@@ -140,20 +140,25 @@ def training_step(args: argparse.Namespace, micro_batches: int):
     from stagec.frontends.templates import ConfigError, build_model, load_config
     from stagec.passes.diagnostics import PassError
 
-    try:
-        if args.frontend == "torch":
-            from stagec.frontends.torch.models import build_torch_model
+    from stagec.tools.progress import status
 
-            module = build_torch_model(args.model, args.torch_factory or "hf", args.dtype)
-        else:
-            module = build_model(load_config(args.model), args.dtype)
-    except (ConfigError, ImportError) as error:
-        raise UsageError(str(error)) from None
-    for step in training_passes(args, micro_batches):
+    with status(f"building {args.model}", getattr(args, "quiet", False)) as update:
         try:
-            step.apply(make_context(), module)
-        except PassError as error:
-            raise UsageError(f"{step.name}: {error}") from None
+            if args.frontend == "torch":
+                from stagec.frontends.torch.models import build_torch_model
+
+                update(f"importing {args.model} from torch (torch.export, torch-mlir)")
+                module = build_torch_model(args.model, args.torch_factory or "hf", args.dtype)
+            else:
+                module = build_model(load_config(args.model), args.dtype)
+        except (ConfigError, ImportError) as error:
+            raise UsageError(str(error)) from None
+        for step in training_passes(args, micro_batches):
+            update(f"compiling {args.model}: {step.name}")
+            try:
+                step.apply(make_context(), module)
+            except PassError as error:
+                raise UsageError(f"{step.name}: {error}") from None
     return module
 
 

@@ -81,7 +81,8 @@ def _describe_default() -> str:
 
 def run(args: argparse.Namespace) -> None:
     from stagec.passes.analysis.accounting import AccountingError, account
-    from stagec.tools.stagec_simulate import _hardware, _Progress, _simulate_model, _strategy
+    from stagec.tools.progress import Progress
+    from stagec.tools.stagec_simulate import _hardware, _simulate_model, _strategy
     from stagec.tools.step import micro_batches_for, step_bindings, step_module
 
     if args.phase != "train":
@@ -89,7 +90,7 @@ def run(args: argparse.Namespace) -> None:
     _apply_default_job(args)
     started = time.perf_counter()
     micro_batches = micro_batches_for(args)
-    with _Progress(args.quiet) as progress:
+    with Progress(args.quiet) as progress:
         simulated = _simulate_model(args, progress)
         try:
             accounted = account(step_module(args, micro_batches), step_bindings(args, micro_batches))

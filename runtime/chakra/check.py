@@ -24,7 +24,7 @@ import os
 import re
 import struct
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from stagec.runtime.chakra.schema import (
@@ -864,10 +864,12 @@ def available_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def check_trace(directory: str, prefix: str | None = None, jobs: int | None = 1) -> CheckReport:
+def check_trace(directory: str, prefix: str | None = None, jobs: int | None = 1,
+                progress: Callable[[int, int], None] | None = None) -> CheckReport:
     """Check every `<prefix>.<rank>.et` of `directory` and its comm_group.json. `jobs`
     is the number of worker processes for the per-file checks (None: one per CPU this
-    process may use; 1: in this process). Raises TraceDirError when there is nothing to check."""
+    process may use; 1: in this process); `progress(done, total)` follows the files.
+    Raises TraceDirError when there is nothing to check."""
     directory = os.fspath(directory)
     prefix, files = find_trace_files(directory, prefix)
     report = CheckReport(directory, prefix)
@@ -892,6 +894,8 @@ def check_trace(directory: str, prefix: str | None = None, jobs: int | None = 1)
         # Keep only what the collective check needs.
         summary.defects, summary.sends, summary.recvs, summary.counts = [], [], [], ()
         summaries.append(summary)
+        if progress is not None:
+            progress(len(summaries), len(jobs_list))
 
     if workers <= 1 or len(jobs_list) < _POOL_MIN_FILES:
         for name, rank in jobs_list:

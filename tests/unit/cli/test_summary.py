@@ -85,3 +85,20 @@ def test_the_readme_shows_what_the_first_command_prints():
     printed = [line.rstrip() for line in done.stdout.splitlines()]
     for line in shown.splitlines():
         assert line in printed, f"the README shows a line `stagec summary` no longer prints:\n{line}"
+
+
+def test_progress_is_shown_while_a_job_compiles_and_traces_are_checked(tiny, tmp_path):
+    """Issue 17, class 15: nothing that takes seconds is silent (STAGEC_PROGRESS draws
+    the bars into a pipe as on a terminal; --quiet hides them)."""
+    import os
+
+    env = {**os.environ, "STAGEC_PROGRESS": "1"}
+    run = lambda *a: subprocess.run([*STAGEC, *a], capture_output=True, text=True, timeout=300, env=env)  # noqa: E731
+    stats = run("stats", "--model", tiny, "--seq", "16", "--tp", "2")
+    assert stats.returncode == 0 and "stg-autodiff" in stats.stderr
+    out = tmp_path / "traces"
+    assert run("trace", "--model", tiny, "--seq", "16", "--dp", "8", "--out", str(out), "--quiet").returncode == 0
+    checked = run("check-trace", str(out))
+    assert checked.returncode == 0 and "checking traces" in checked.stderr and "8/8" in checked.stderr
+    quiet = run("check-trace", str(out), "--quiet")
+    assert quiet.returncode == 0 and "checking traces" not in quiet.stderr

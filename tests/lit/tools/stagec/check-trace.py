@@ -29,7 +29,7 @@
 # USAGE: stagec: error: '{{.*}}missing' is not a directory
 # PREFIX: stagec: error: no trace files other.<rank>.et in '{{.*}}clean' (found: trace)
 
-# HELP: usage: stagec check-trace [-h] [--prefix P] [--json] [--jobs N] DIR
+# HELP: usage: stagec check-trace [-h] [--prefix P] [--json] [--jobs N] [--quiet] DIR
 # HELP: FILE: node ID 'NAME': what is wrong, what would be right
 
 import sys

@@ -33,7 +33,8 @@ import sys
 import tempfile
 import time
 
-from results_io import write_json  # bench/, the script's own folder
+from progress_bar import each  # bench/, the script's own folder
+from results_io import write_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 JOB_70B = ["--model", "llama3-70b", "--tp", "8", "--pp", "4", "--dp", "2", "--sp", "--batch", "128",
@@ -95,7 +96,7 @@ def main(argv=None) -> int:
     names = args.case or list(CASES)
     work = tempfile.mkdtemp(prefix="stagec-sim-")
     try:
-        results = [run_case(name, work) for name in names]
+        results = [run_case(name, work) for name in each(names, "simulating")]
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"{'case':<11} {'ranks':>7} {'actors':>6} {'nodes':>9} {'iteration ms':>13} {'wall s':>7} {'limit':>6} "

@@ -51,7 +51,8 @@ from fractions import Fraction
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
-from results_io import write_json  # noqa: E402  (bench/, the script's own folder)
+from progress_bar import each  # noqa: E402  (bench/, the script's own folder)
+from results_io import write_json  # noqa: E402
 
 
 # stage.md Table IX: (phase, cluster GPUs) -> (sequences per cluster, tokens, step ms,
@@ -197,7 +198,8 @@ def study(directory: str | None = None, all_to_all: str = "direct") -> list[dict
     """Every row of Table IX, decode then prefill, in cluster order."""
     work = directory or tempfile.mkdtemp(prefix="stagec-table9-")
     try:
-        return [run_row(phase, cluster, work, all_to_all) for phase in ("decode", "prefill") for cluster in CLUSTERS]
+        rows = [(phase, cluster) for phase in ("decode", "prefill") for cluster in CLUSTERS]
+        return [run_row(phase, cluster, work, all_to_all) for phase, cluster in each(rows, "Table IX rows")]
     finally:
         if directory is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -30,7 +30,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from results_io import write_json  # bench/, the script's own folder
+from progress_bar import each  # bench/, the script's own folder
+from results_io import write_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -94,7 +95,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     names = list(CASES) if args.case == "all" else [args.case]
     results = []
-    for name in names:
+    for name in each(names, "tracing"):
         if args.keep:
             out = os.path.join(args.keep, name)
             os.makedirs(out, exist_ok=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
-SCRIPTS = sorted(p for p in BENCH.glob("*.py") if p.name != "results_io.py")
+SCRIPTS = sorted(p for p in BENCH.glob("*.py") if p.name not in ("results_io.py", "progress_bar.py"))
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)

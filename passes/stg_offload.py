@@ -42,8 +42,10 @@ Options: `memory-limit` (M, bytes; 0: the hardware's HBM capacity), `mode`
 profile file of this program; without one, the cost model's), `hardware` (h100-sxm).
 
 Requires: the scheduled form (every function `stg.scheduled`), sizes bound. Fails
-with a clear message when the optimizer step itself needs more than M, or when even
-every fragment off the device leaves the peak over M.
+with a clear message when the optimizer step itself needs more than M (its states are
+updated on the device), when more than M is in use where the forward starts (where
+the fragments start to leave), or when even every fragment off the device leaves the
+peak over M.
 Guarantees: by the profile's P_mem, the memory analysis's value at every op stays
 under M (at most M); the optimizer reads states that are back on the device.
 """
@@ -66,7 +68,7 @@ from stagec.dialects.stg.state import AssignOp, OptimizerStateOp
 from stagec.dialects.stg.structure import PhaseOp, RepeatOp, YieldOp
 from stagec.passes.analysis.liveness import AccountingError
 from stagec.passes.deepcompile.block_profile import BlockProfile
-from stagec.passes.deepcompile.sites import with_extra_yield
+from stagec.passes.deepcompile.sites import top_level, with_extra_yield
 from stagec.passes.diagnostics import PassError
 from stagec.runtime.cost.profile import Profile, ProfileError, StateFragment, load_profile
 
@@ -109,6 +111,7 @@ class OffloadResult:
     limit: int = 0
     offloaded: list[str] = field(default_factory=list)  # in issue order
     offloaded_bytes: int = 0
+    fragment_bytes: list[int] = field(default_factory=list)  # B_os of each offloaded fragment
     syncs: list[tuple[str, str]] = field(default_factory=list)  # (fragment, the op its wait stands before)
     reloads: list[tuple[str, str]] = field(default_factory=list)  # (fragment, the op its reload stands before)
 
@@ -156,6 +159,11 @@ def offload(module: ModuleOp, options: StgOffload = StgOffload(), *, profile: Pr
             total += fragment.bytes
     if not chosen:
         return result
+    # the fragments leave from the forward's start: what is in use there stays
+    start = p_mem[forward - 1] if forward > 0 else p_mem[forward] if ops else 0
+    if start > limit:
+        raise PassError(f"stg-offload: {start} bytes are in use where the forward starts, before any optimizer "
+                        f"state can leave the device: over the memory limit {limit}")
     if result.peak_bytes - sum(f.bytes for f in fragments) > limit:
         raise PassError(f"stg-offload: the peak is {result.peak_bytes} bytes and the optimizer states are "
                         f"{sum(f.bytes for f in fragments)}: even all of them on the host leave it over the "
@@ -295,6 +303,7 @@ class _Rewriter:
             tokens.append(copy.results[0])
             self.result.offloaded.append(_label(fragment))
             self.result.offloaded_bytes += fragment.bytes
+            self.result.fragment_bytes.append(fragment.bytes)
         hosts = []
         for fragment, token, i in zip(chosen, tokens, sync_at):
             block, at = self._before(i, step)
@@ -321,10 +330,10 @@ class _Rewriter:
             waits_at.setdefault(id(block), [block]).extend([value, assign])
             self.result.reloads.append((_label(fragment), self.ops[i].name if i < len(self.ops) else "the end"))
         for block, *new in waits_at.values():
-            # the states are back before the optimizer reads them: at the end of the
-            # reloads' block, or right after them when the optimizer step is that block
-            if step < len(self.ops) and self.ops[step].parent_block() is block:
-                self._insert(block, self.ops[step], new)
+            # the states are back before the optimizer reads them: right before the
+            # optimizer step where the reloads' block holds it, else at the block's end
+            if step < len(self.ops) and self._encloses(block, self.ops[step].parent_block()):
+                self._insert(block, top_level(self.ops[step], block), new)
             else:
                 self._insert(block, block.last_op if isinstance(block.last_op, (YieldOp, func.ReturnOp)) else None,
                              new)

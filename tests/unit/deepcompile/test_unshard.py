@@ -80,7 +80,7 @@ def _kept_limit(module, bindings) -> int:
 
 
 @pytest.mark.parametrize("name,micro_batches", [("llama", 1), ("llama", 4), ("mixtral-nodrop", 1),
-                                                ("mixtral-nodrop", 4)])
+                                                pytest.param("mixtral-nodrop", 4, marks=pytest.mark.scale)])
 def test_unsharded_step_equals_the_reference(name, micro_batches):
     # float64 tiny models on 2 simulated ranks: the fsdp step with parameters kept
     # gathered (some of them: M leaves room for about half) computes the loss, the

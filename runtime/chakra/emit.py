@@ -235,6 +235,9 @@ class _Expander:
         self.static_ids: dict[tuple, int] = {}
         self.compiled: dict[int, list] = {}
         self.last_comp: int | None = None
+        # copies a stg.wait blocks the compute stream on: the next compute node waits
+        # for them (an all-gather's wait needs no barrier: its consumer reads the data)
+        self.barrier: tuple = ()
         self.streams: dict[str, int] = {}
         self.layers: list[int] = []
         self.phase = ""
@@ -322,6 +325,9 @@ class _Expander:
         last = self.last_comp
         if p.statics[static].type == NodeType.COMP_NODE and stream is None:
             ctrl = () if last is None or last in data else (last,)
+            if self.barrier:
+                ctrl = tuple(sorted(set(ctrl).union(self.barrier).difference(data)))
+                self.barrier = ()
             self.last_comp = nid
         else:
             wanted = set()
@@ -415,6 +421,8 @@ class _Expander:
                 steps.append((2, op, _state_slot(op), id(op.result)))
             elif isinstance(op, AssignOp):
                 steps.append((3, op, id(op.value), _state_slot(op)))
+            elif isinstance(op, WaitOp) and isinstance(op.token.owner, (OffloadOp, ReloadOp)):
+                steps.append((5, op, self.copy_wait, None))
             elif isinstance(op, _VIEWS):
                 steps.append((1, op, operands, results))
             elif isinstance(op, (ReleaseOp, MeshOp)):
@@ -603,6 +611,14 @@ class _Expander:
 
         static = self.static(("op", id(op), self.phase), make)
         self.values[id(op.results[0])] = (self.add_node(static, d, stream=stream_of(op)),)
+
+    def copy_wait(self, op: WaitOp) -> None:
+        """The compute stream waits here for the copy (stg-offload's synchronization:
+        the device buffer is freed, or the reloaded state is back, only after it)."""
+        d = self.deps(op.operands)
+        self.barrier = tuple(sorted(set(self.barrier).union(d)))
+        if op.result is not None:
+            self.values[id(op.result)] = d
 
     def p2p(self, op: SendOp | RecvOp) -> None:
         d = self.deps(op.operands)

@@ -189,7 +189,19 @@ def test_copies_run_on_the_copy_engine_and_the_traces_check(tmp_path):
     actor = report.actors[0]
     assert abs(actor.copy_ns - expected_ns) <= len(copies)  # each node rounded to 1 ns
     programs, _ = build_programs(sharded, bindings)
-    assert programs[0].counts().get("copy") == len(copies)
+    program = programs[0]
+    assert program.counts().get("copy") == len(copies)
+    # each copy is waited for: the compute node after its stg.wait depends on it, so
+    # a freed buffer is gone and a reloaded state is back only once the copy is done
+    copy_nodes = {n for n, st in enumerate(program.node_static) if program.statics[st].category == "copy"}
+    blocked = {d for n, st in enumerate(program.node_static) if program.statics[st].category != "copy"
+               for d in program.node_ctrl[n] + program.node_data[n]}
+    assert copy_nodes and copy_nodes <= blocked
+    # an offload feeds no compute node with data: only the wait's barrier orders it
+    offloads = {n for n in copy_nodes if "offload" in program.statics[program.node_static[n]].label}
+    in_ctrl = {d for n, st in enumerate(program.node_static) if program.statics[st].category != "copy"
+               for d in program.node_ctrl[n]}
+    assert len(offloads) == len(result.offloaded) and offloads <= in_ctrl
     emit_traces(sharded, str(tmp_path), bindings)
     check = check_trace(str(tmp_path))
     assert check.defects == [] and sorted(check.ranks) == [0, 1]

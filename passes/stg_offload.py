@@ -307,13 +307,15 @@ class _Rewriter:
         hosts = []
         for fragment, token, i in zip(chosen, tokens, sync_at):
             block, at = self._before(i, step)
+            where = self.ops[i].name if i < len(self.ops) else "the end"
             if not self._encloses(home, block):  # a later phase: the forward's end
                 block, at = home, home.last_op if isinstance(home.last_op, YieldOp) else None
+                where = "the forward's end"
             wait = WaitOp(token)
             wait.result.name_hint = f"{token.name_hint.removesuffix('_off')}_host"
             self._insert(block, at, [wait])
             hosts.append(wait.result)
-            self.result.syncs.append((_label(fragment), self.ops[i].name if i < len(self.ops) else "the end"))
+            self.result.syncs.append((_label(fragment), where))
         waits_at: dict[int, list[Operation]] = {}
         for fragment, host, i in zip(chosen, hosts, reload_at):
             block, at = self._before(i, step)

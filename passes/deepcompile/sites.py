@@ -24,7 +24,7 @@ from stagec.dialects.stg.comm import AllGatherOp
 from stagec.dialects.stg.memory import WaitOp
 from stagec.dialects.stg.schedule import GroupOp
 from stagec.dialects.stg.state import ParamOp
-from stagec.dialects.stg.structure import LoopOp, PhaseOp, RepeatOp, YieldOp, unstacked
+from stagec.dialects.stg.structure import PhaseOp, RepeatOp, YieldOp, unstacked
 from stagec.passes.schedule.grouping import VIEWS
 
 
@@ -103,18 +103,21 @@ def group_size(gather: AllGatherOp, env) -> int:
     return prod(int(env[a]) for a in gather.axis_names)
 
 
-def gather_micros(profile, hardware: str, gathered: int, n: int, _models: dict = {}) -> float:
+_COST_MODELS: dict = {}  # hardware name -> CostModel, built once
+
+
+def gather_micros(profile, hardware: str, gathered: int, n: int) -> float:
     """T_c(V): the profile's all-gather samples, else the cost model's alpha-beta."""
     if n <= 1:
         return 0.0
     found = profile.all_gather_micros(gathered, n) if profile is not None else None
     if found is not None:
         return found
-    if hardware not in _models:
+    if hardware not in _COST_MODELS:
         from stagec.runtime.cost.model import CostModel
 
-        _models[hardware] = CostModel(hardware)
-    return _models[hardware].collective_micros("all_gather", gathered / n, n)
+        _COST_MODELS[hardware] = CostModel(hardware)
+    return _COST_MODELS[hardware].collective_micros("all_gather", gathered / n, n)
 
 
 def top_level(op: Operation, block: Block) -> Operation | None:
@@ -196,6 +199,3 @@ def with_extra_yield(phase: PhaseOp, value: SSAValue) -> tuple[PhaseOp, SSAValue
     new.results[-1].name_hint = value.name_hint
     return new, new.results[-1]
 
-
-def is_loop(op: Operation) -> bool:
-    return isinstance(op, LoopOp)

@@ -95,6 +95,18 @@ def _stg_prefetch() -> type[ModulePass]:
     return StgPrefetch
 
 
+def _stg_unshard() -> type[ModulePass]:
+    from stagec.passes.stg_unshard import StgUnshard
+
+    return StgUnshard
+
+
+def _stg_offload() -> type[ModulePass]:
+    from stagec.passes.stg_offload import StgOffload
+
+    return StgOffload
+
+
 def _convert_torch_to_stg() -> type[ModulePass]:
     from stagec.passes.convert_torch_to_stg import ConvertTorchToStg
 
@@ -140,6 +152,8 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "stg-insert-releases": _stg_insert_releases,
         "stg-fully-shard": _stg_fully_shard,
         "stg-prefetch": _stg_prefetch,
+        "stg-unshard": _stg_unshard,
+        "stg-offload": _stg_offload,
         "canonicalize": _canonicalize,
         "cse": _cse,
         "dce": _dce,

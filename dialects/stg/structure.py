@@ -41,7 +41,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from stagec.dialects.stg.attributes import DimAttr, DistributedTensorType, ExprAttr, TensorType
+from stagec.dialects.stg.attributes import DimAttr, DistributedTensorType, ExprAttr, HostTensorType, TensorType
 from stagec.dialects.stg.names import PhaseKind
 from stagec.dialects.stg.syntax import parse_expr
 from stagec.dialects.symbolic import Expr
@@ -295,7 +295,9 @@ class PhaseOp(IRDLOperation):
     name = "stg.phase"
 
     kind = prop_def(PhaseKindAttr)
-    outputs = var_result_def(TensorType)
+    # an optimizer state offloaded in the forward leaves it on the host for its reload
+    # in the backward (stg-offload, deepcompile.md §4.4)
+    outputs = var_result_def(TensorType | HostTensorType)
     body = region_def("single_block")
 
     def __init__(self, kind: PhaseKind, body: Region):

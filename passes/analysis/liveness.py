@@ -269,6 +269,20 @@ def _only_gathered(value: SSAValue) -> bool:
     return True
 
 
+def _through_phases(value: SSAValue) -> list[Operation]:
+    """The users of `value` and, where a phase yields it, of the phase's result (an
+    offloaded state's host copy, reloaded in a later phase)."""
+    users, work = [], [value]
+    while work:
+        for use in work.pop().uses:
+            user = use.operation
+            if isinstance(user, YieldOp) and isinstance(user.parent_op(), PhaseOp):
+                work.append(user.parent_op().results[use.index])
+            else:
+                users.append(user)
+    return users
+
+
 def _is_alias_op(op: Operation) -> bool:
     """Ops whose result is a view of their operand's buffer, or needs none of its own
     (a gradient accumulation's cast, `is_accumulating_cast`)."""
@@ -393,6 +407,10 @@ class Liveness:
 
     def _offload_of(self, host: SSAValue) -> OffloadOp | None:
         op = host.owner
+        while isinstance(op, PhaseOp):  # offloaded in one phase, reloaded in a later one
+            yielded = op.body.block.last_op
+            op = yielded.operands[host.index].owner if isinstance(yielded, YieldOp) else None
+            host = yielded.operands[host.index] if op is not None else host
         if isinstance(op, WaitOp):
             op = op.token.owner
         return op if isinstance(op, OffloadOp) else None
@@ -597,7 +615,7 @@ class Liveness:
                 user = use.operation
                 if isinstance(user, WaitOp) and s.scope_of.get(user) is scope:
                     stop = max(stop, s.offset[user])
-                    users = [u.operation for u in user.result.uses] if user.result is not None else []
+                    users = _through_phases(user.result) if user.result is not None else []
                 else:
                     users = [user]
                 for u in users:

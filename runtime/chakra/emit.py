@@ -73,7 +73,7 @@ from stagec.dialects.stg.comm import (
 )
 from stagec.dialects.stg.compute import EinsumOp
 from stagec.dialects.stg.cost import CostInterface
-from stagec.dialects.stg.memory import ReleaseOp, WaitOp
+from stagec.dialects.stg.memory import OffloadOp, ReleaseOp, ReloadOp, WaitOp
 from stagec.dialects.stg.mesh import MeshOp
 from stagec.dialects.stg.model_ops import CrossEntropyOp
 from stagec.dialects.stg.schedule import GroupOp, collective_stream, p2p_stream, stream_of, view_ops
@@ -235,6 +235,9 @@ class _Expander:
         self.static_ids: dict[tuple, int] = {}
         self.compiled: dict[int, list] = {}
         self.last_comp: int | None = None
+        # copies a stg.wait blocks the compute stream on: the next compute node waits
+        # for them (an all-gather's wait needs no barrier: its consumer reads the data)
+        self.barrier: tuple = ()
         self.streams: dict[str, int] = {}
         self.layers: list[int] = []
         self.phase = ""
@@ -320,8 +323,11 @@ class _Expander:
         p = self.p
         nid = len(p.node_static)
         last = self.last_comp
-        if p.statics[static].type == NodeType.COMP_NODE:
+        if p.statics[static].type == NodeType.COMP_NODE and stream is None:
             ctrl = () if last is None or last in data else (last,)
+            if self.barrier:
+                ctrl = tuple(sorted(set(ctrl).union(self.barrier).difference(data)))
+                self.barrier = ()
             self.last_comp = nid
         else:
             wanted = set()
@@ -415,6 +421,8 @@ class _Expander:
                 steps.append((2, op, _state_slot(op), id(op.result)))
             elif isinstance(op, AssignOp):
                 steps.append((3, op, id(op.value), _state_slot(op)))
+            elif isinstance(op, WaitOp) and isinstance(op.token.owner, (OffloadOp, ReloadOp)):
+                steps.append((5, op, self.copy_wait, None))
             elif isinstance(op, _VIEWS):
                 steps.append((1, op, operands, results))
             elif isinstance(op, (ReleaseOp, MeshOp)):
@@ -434,6 +442,8 @@ class _Expander:
             elif isinstance(op, CrossEntropyOp) and op.logits.type.splits[-1]:
                 raise EmitError("a cross-entropy over a split vocab: run stg-vocab-parallel-cross-entropy before "
                                 "emitting a trace (its all-reduces are ops of the scheduled form)")
+            elif isinstance(op, (OffloadOp, ReloadOp)) and stream_of(op) is not None:
+                steps.append((5, op, self.copy, None))
             elif isinstance(op, CostInterface):
                 # offload/reload copies run as compute nodes: Chakra's memory nodes need
                 # a remote-memory configuration ASTRA-sim does not have by default
@@ -585,6 +595,31 @@ class _Expander:
         nid = self.add_node(static, d, stream=self.stream(op, axes, among))
         self.values[id(op.result)] = (nid,)
 
+    def copy(self, op: OffloadOp | ReloadOp) -> None:
+        """A copy on its stream (stg-offload's `"copy"`): a COMP node labelled `copy`
+        (Chakra's memory nodes need a remote-memory configuration ASTRA-sim lacks by
+        default) ordered on its stream and issued where the compute stream reaches it,
+        not on the compute stream - the simulator runs it on the copy engine."""
+        d = self.deps(op.operands)
+        if self.comm_only:
+            self.values[id(op.results[0])] = d
+            return
+
+        def make() -> Static:
+            c = self.op_cost(op)
+            return _comp_static(self.label(op), COPY_CATEGORY, 0, c.tensor_size, c.micros)
+
+        static = self.static(("op", id(op), self.phase), make)
+        self.values[id(op.results[0])] = (self.add_node(static, d, stream=stream_of(op)),)
+
+    def copy_wait(self, op: WaitOp) -> None:
+        """The compute stream waits here for the copy (stg-offload's synchronization:
+        the device buffer is freed, or the reloaded state is back, only after it)."""
+        d = self.deps(op.operands)
+        self.barrier = tuple(sorted(set(self.barrier).union(d)))
+        if op.result is not None:
+            self.values[id(op.result)] = d
+
     def p2p(self, op: SendOp | RecvOp) -> None:
         d = self.deps(op.operands)
         role = "send" if isinstance(op, SendOp) else "recv"
@@ -602,6 +637,10 @@ class _Expander:
         self.p.node_tag[nid] = op.tag.value.data + self.tag_base * self.seq
         for r in op.results:
             self.values[id(r)] = (nid,)
+
+
+# the category of a copy node (emit.py `copy`): the simulator runs it on the copy engine
+COPY_CATEGORY = "copy"
 
 
 def _state_slot(op: StateOp | AssignOp) -> tuple:

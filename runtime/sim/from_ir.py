@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from stagec.runtime.chakra.emit import COPY_CATEGORY
 from stagec.runtime.chakra.ranks import RankSpace
 from stagec.runtime.chakra.schema import NodeType
 from stagec.runtime.sim.program import COLL, COMP, COPY, RECV, SEND, Actor, Collective, PointToPoint, SimProgram
@@ -44,7 +45,9 @@ def sim_program(program, *, trace_times: bool = False, roofline=None) -> SimProg
     nodes of a few hundred statics)."""
     statics = program.statics
     node_static = program.node_static
-    kinds = [_KIND[NodeType(st.type)] for st in statics]
+    # a COMP node of stg-offload's copy stream runs on the copy engine (emit.py `copy`)
+    kinds = [COPY if st.type == NodeType.COMP_NODE and st.category == COPY_CATEGORY else _KIND[NodeType(st.type)]
+             for st in statics]
     use_roofline = roofline is not None and roofline.enabled
     times = [roofline.compute_ns(st.num_ops, st.size) if use_roofline and k == COMP
              else st.duration * 1000 if trace_times else st.nanos for st, k in zip(statics, kinds)]

@@ -1,0 +1,286 @@
+"""stg-unshard{memory-limit}: DeepCompile's selective unsharding (deepcompile.md §4.3) -
+parameters kept gathered for the whole step, chosen by T_c(B(o)) / B(o) while the
+memory the profile leaves allows.
+
+After stg-prefetch each parameter is all-gathered once per graph and loop iteration
+(the forward, the backward with its recompute, every micro-batch of gradient
+accumulation) and released after its last use there. Parameters do not change until
+the optimizer step, so a parameter kept unsharded is gathered once, before the first
+top-level op of the step that gathers it, and released after the last top-level op
+that uses it (before the optimizer phase writes it): every other all-gather of it is
+removed, with the waits and releases around them - the backward's gathers (§4.3:
+"eliminating the need for all-gather in the backward pass") and, across gradient
+accumulation, the gathers of every micro-batch after the first. Its gradients are
+reduce-scattered as before.
+
+A parameter of a layer stack (read in a `stg.repeat` body) is kept for every layer:
+a prologue `stg.repeat` gathers each layer's shard and stacks the gathered buffers,
+which every layer loop that gathered the parameter now scans (a reversed backward
+loop takes layer i's slice in its iteration for layer i). Its cost is B(o) x layers.
+
+Selection (§4.3): candidates in decreasing T_c(B(o)) / B(o) (the all-gather time per
+byte: small buffers first, Fig. 5(d)), each kept while the profile's peak P_mem (of
+the program this pass runs on: after prefetch) plus the bytes kept so far and its own
+stay under M; a candidate that does not fit is passed over for smaller ones. Keeping
+a buffer alive adds at most its bytes at any position, and removing gathers only
+frees memory, so the memory analysis's peak after the pass stays under M.
+
+Options: `memory-limit` (M, bytes; 0: the hardware's HBM capacity), `profile` (a
+version 2 profile file of this program; without one, the cost model's), `hardware`
+(h100-sxm). T_c(V) from the profile's all-gather samples, else the cost model.
+
+Requires: the scheduled form after stg-fully-shard and stg-schedule (stg-prefetch
+optional), sizes bound (stg-instantiate, a profile's bindings, or `bindings`).
+Guarantees: every use of a kept parameter follows its one wait; its buffer is released
+once, after its last use; the memory analysis's peak is under M whenever the
+profile's peak was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from stagec.dialects.stg.attributes import TokenType
+from stagec.dialects.stg.comm import AllGatherOp
+from stagec.dialects.stg.memory import ReleaseOp, WaitOp
+from stagec.dialects.stg.schedule import SCHEDULED
+from stagec.dialects.stg.structure import PhaseOp, RepeatOp, YieldOp
+from stagec.passes.analysis.liveness import AccountingError
+from stagec.passes.deepcompile.block_profile import BlockProfile
+from stagec.passes.deepcompile.sites import (
+    GatherSite,
+    drop_group_member,
+    erase_unused,
+    gather_micros,
+    gather_sites,
+    group_size,
+    top_level,
+    with_extra_scan,
+)
+from stagec.passes.diagnostics import PassError
+from stagec.runtime.cost.profile import Profile, ProfileError, load_profile
+
+__all__ = ["Candidate", "StgUnshard", "UnshardResult", "unshard"]
+
+
+@dataclass(frozen=True)
+class StgUnshard(ModulePass):
+    """Keep parameters gathered by T_c(B)/B within the memory limit M (§4.3)."""
+
+    name = "stg-unshard"
+
+    memory_limit: int = 0
+    """M in bytes (0: the hardware's HBM capacity)."""
+
+    profile: str = ""
+    """A version 2 profile file of this program (empty: the cost model's)."""
+
+    hardware: str = "h100-sxm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            profile = load_profile(self.profile) if self.profile else None
+        except ProfileError as error:
+            raise PassError(str(error)) from None
+        unshard(op, self, profile=profile)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A parameter that can be kept gathered, and what that costs and saves."""
+
+    name: str
+    bytes: int  # B(o): one gathered buffer
+    micros: float  # T_c(B(o))
+    layers: int  # buffers kept (a layer stack's size; 1 otherwise)
+    gathers: int  # all-gather ops it removes (in the IR)
+
+    @property
+    def ratio(self) -> float:
+        return self.micros / self.bytes if self.bytes else 0.0
+
+    @property
+    def cost(self) -> int:
+        return self.bytes * self.layers
+
+
+@dataclass
+class UnshardResult:
+    """What the pass decided."""
+
+    peak_bytes: int = 0  # the profile's peak P_mem
+    limit: int = 0
+    ranking: list[Candidate] = field(default_factory=list)  # by T_c(B)/B, highest first
+    kept: list[str] = field(default_factory=list)  # in the order chosen
+    kept_bytes: int = 0
+    removed_gathers: int = 0
+
+
+def unshard(module: ModuleOp, options: StgUnshard = StgUnshard(), *, profile: Profile | None = None,
+            bindings: Mapping[str, int] | None = None) -> UnshardResult:
+    """Choose and keep parameters gathered in `module`'s step function (module doc)."""
+    functions = [f for f in module.ops if isinstance(f, func.FuncOp)]
+    if not functions or any(SCHEDULED not in f.attributes for f in functions):
+        raise PassError("stg-unshard keeps asynchronous all-gathers: run stg-fully-shard and stg-schedule first "
+                        "(a function is not stg.scheduled)")
+    try:
+        view = BlockProfile(module, profile, bindings, options.hardware)
+    except ProfileError as error:
+        raise PassError(str(error)) from None
+    except AccountingError as error:
+        raise PassError(f"stg-unshard needs every size bound ({error}): run stg-instantiate{{B=.. S=..}} first, "
+                        "or give a profile (its schedule.bindings bind them)") from None
+    limit = options.memory_limit
+    if limit <= 0:
+        from stagec.runtime.cost.hardware_description import load_hardware
+
+        limit = int(load_hardware(options.hardware).memory_capacity)
+    function = view.program.function
+    positions = view.profile.schedule.positions
+    result = UnshardResult(peak_bytes=max((p.mem_before_bytes for p in positions), default=0), limit=limit)
+
+    by_param: dict[str, list[GatherSite]] = {}
+    for site in gather_sites(function):
+        by_param.setdefault(site.name, []).append(site)
+    candidates = []
+    for name, sites in by_param.items():
+        layers = _layers(sites, view)
+        if layers is None:
+            continue
+        first = sites[0]
+        size = view.b_ag(first.gather)
+        micros = gather_micros(view.profile, options.hardware, size, group_size(first.gather, view.env))
+        candidates.append((Candidate(name, size, micros, layers, len(sites)), sites))
+    # highest T_c(B)/B first; ties by name, so the order is the same on every run
+    candidates.sort(key=lambda c: (-c[0].ratio, c[0].name))
+    result.ranking = [c for c, _ in candidates]
+    for candidate, sites in candidates:
+        if result.peak_bytes + result.kept_bytes + candidate.cost >= limit:
+            continue
+        # an earlier keep may have rebuilt a fused group these sites stood in
+        _keep(function.body.block, [s for s in gather_sites(function) if s.name == candidate.name])
+        result.kept.append(candidate.name)
+        result.kept_bytes += candidate.cost
+        result.removed_gathers += candidate.gathers
+    return result
+
+
+def _layers(sites: list[GatherSite], view: BlockProfile) -> int | None:
+    """Buffers a kept parameter holds: 1, or its layer stack's size when every gather
+    stands in one plain layer loop of that size; None when it cannot be kept here
+    (explicit layers, nested or sliced layer loops)."""
+    loops = [s.layer_loops() for s in sites]
+    if any(s.param.explicit_layer() is not None for s in sites):
+        return None
+    if all(not ls for ls in loops):
+        return 1
+    if any(len(ls) != 1 or ls[0].offset is not None for ls in loops):
+        return None
+    counts = {ls[0].count_expr for ls in loops}
+    if len(counts) != 1:
+        return None
+    return view.program.ev.int(counts.pop(), "a layer count")
+
+
+def _keep(body: Block, sites: list[GatherSite]) -> None:
+    """Gather once before the first top-level op that gathers, release after the
+    last that uses it (module doc)."""
+    first = min((top_level(s.gather, body) for s in sites), key=_index)
+    loops = [s.layer_loops() for s in sites]
+    reads, gather, wait = _gather_ops(sites[0])
+    if not loops[0]:
+        for op in [*reads, gather, wait]:
+            body.insert_op_before(op, first)
+        kept_in = {None: wait.result}
+        released, anchor = wait.result, wait
+    else:
+        count = loops[0][0].count_expr
+        block = Block()
+        for op in [*reads, gather, wait]:
+            block.add_op(op)
+        block.add_op(YieldOp(wait.result))
+        prologue = RepeatOp(count, [], [], Region(block))
+        prologue.results[0].name_hint = f"{wait.result.name_hint}_layers" if wait.result.name_hint else None
+        body.insert_op_before(prologue, first)
+        released, anchor = prologue.results[0], prologue
+        kept_in = {}
+        for loop in {id(ls[0]): ls[0] for ls in loops}.values():
+            new, arg = with_extra_scan(loop, released)
+            kept_in[id(new)] = arg
+        loops = [s.layer_loops() for s in sites]  # the rebuilt loops hold the sites now
+    aliases: set[SSAValue] = set()
+    for site, ls in zip(sites, loops):
+        value = kept_in[None] if not ls else kept_in[id(ls[0])]
+        site.wait.result.replace_all_uses_with(value)
+        aliases.add(value)
+        site.wait.detach()
+        site.wait.erase()
+        if site.group is not None:
+            drop_group_member(site.group, site.gather)
+        else:
+            site.gather.detach()
+            site.gather.erase()
+        erase_unused(site.reads)
+    aliases |= _phase_aliases(aliases)
+    last = anchor
+    for value in [released, *aliases]:
+        for use in list(value.uses):
+            user = use.operation
+            if isinstance(user, ReleaseOp):
+                user.detach()
+                user.erase()
+                continue
+            holder = top_level(user, body)
+            if holder is not None and _index(holder) > _index(last):
+                last = holder
+    body.insert_op_after(ReleaseOp(released), last)
+
+
+def _gather_ops(site: GatherSite) -> tuple[list[Operation], AllGatherOp, WaitOp]:
+    """A fresh copy of a site's shard read, asynchronous all-gather and wait."""
+    mapping: dict[SSAValue, SSAValue] = {}
+    reads = [op.clone(value_mapper=mapping) for op in site.reads]
+    for old, new in zip(site.reads, reads):
+        for a, b in zip(old.results, new.results):
+            mapping[a] = b
+            b.name_hint = a.name_hint
+    g = site.gather
+    props = {k: v for k, v in g.properties.items() if k not in ("async", "stream")}
+    props["async"] = UnitAttr()
+    if site.stream is not None:
+        props["stream"] = StringAttr(site.stream)
+    full = g.results[0].type
+    full = full.value_type if isinstance(full, TokenType) else full
+    gather = AllGatherOp.create(operands=[mapping[g.operands[0]]], result_types=[TokenType(full)],
+                                properties=props, attributes=dict(g.attributes))
+    wait = WaitOp(gather.results[0])
+    hint = site.wait.result.name_hint
+    wait.result.name_hint = hint
+    gather.results[0].name_hint = f"{hint}_t" if hint else None
+    return reads, gather, wait
+
+
+def _phase_aliases(values: set[SSAValue]) -> set[SSAValue]:
+    """The phase results that yield one of `values` (a recompute phase's gathered
+    weights leave it for the backward ops after it)."""
+    out, work = set(), list(values)
+    while work:
+        value = work.pop()
+        for use in value.uses:
+            if isinstance(use.operation, YieldOp) and isinstance(use.operation.parent_op(), PhaseOp):
+                alias = use.operation.parent_op().results[use.index]
+                if alias not in out:
+                    out.add(alias)
+                    work.append(alias)
+    return out
+
+
+def _index(op: Operation) -> int:
+    return list(op.parent_block().ops).index(op)

@@ -83,6 +83,7 @@ class StgUnshard(ModulePass):
     """A version 2 profile file of this program (empty: the cost model's)."""
 
     hardware: str = "h100-sxm"
+    """The hardware description the cost model uses without a profile."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         try:

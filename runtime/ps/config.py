@@ -338,16 +338,20 @@ def model_layers(spec: ModelSpec, source: str = "config") -> tuple[Layer, ...]:
     layers: list[Layer] = []
     stacked: dict[str, int] = {}  # a stack's prefix -> layers of it so far
     forward = next(op for op in module.body.block.ops if hasattr(op, "body"))
+    seen: set[str] = set()  # a tied head reads the embedding's parameter again: one parameter
     for op in forward.body.block.ops:
         if isinstance(op, ParamOp):
-            prefix = op.param_name.rsplit(".", 1)[0] if "." in op.param_name else op.param_name
+            if op.tensor_name.data in seen:
+                continue
+            seen.add(op.tensor_name.data)
+            prefix = op.tensor_name.data.rsplit(".", 1)[0] if "." in op.tensor_name.data else op.tensor_name.data
             layers.append(Layer(prefix, elements(op) * width))
         elif isinstance(op, RepeatOp):
             params = [p for p in op.walk() if isinstance(p, ParamOp)]
             if not params:
                 continue
-            prefix = os.path.commonprefix([p.param_name.split(".") for p in params])
-            stem = ".".join(prefix) if len(params) > 1 else params[0].param_name.rsplit(".", 2)[0]
+            prefix = os.path.commonprefix([p.tensor_name.data.split(".") for p in params])
+            stem = ".".join(prefix) if len(params) > 1 else params[0].tensor_name.data.rsplit(".", 2)[0]
             per_layer = sum(elements(p) for p in params) * width
             first = stacked.get(stem, 0)
             count = op.count_expr.evaluate(env)

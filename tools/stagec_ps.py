@@ -138,7 +138,8 @@ def summary(plan) -> str:
     for s in range(plan.num_slaves):
         mine = [layer.prefix for layer, owner in zip(plan.layers, plan.slave_of_layer) if owner == s]
         shown = ", ".join(mine[:3]) + (f", ... ({len(mine)})" if len(mine) > 3 else "")
-        lines.append(f"  slave {s}: {len(mine)} layer{"" if len(mine) == 1 else "s"}, {human_bytes(loads[s])}: {shown}")
+        plural = "" if len(mine) == 1 else "s"
+        lines.append(f"  slave {s}: {len(mine)} layer{plural}, {human_bytes(loads[s])}: {shown}")
     bound = push_steps_bound(len(plan.clusters), plan.slave_of_layer)
     most = max(plan.slave_of_layer.count(s) for s in range(plan.num_slaves))
     lines.append(f"push schedule: {len(plan.push_schedule)} steps "

@@ -493,6 +493,9 @@ def _verify_round(round_op: RoundOp, clusters: list[str], owner: list[int], chec
     ops = list(round_op.body.block.ops)
     position = {id(op): i for i, op in enumerate(ops)}
     steps = {PushOp: [op for op in ops if isinstance(op, PushOp)], PullOp: [op for op in ops if isinstance(op, PullOp)]}
+    for found in steps.values():
+        for op in found:
+            op.verify_()  # a step's own contention first: it says more than the coverage it breaks
     for cls, found in steps.items():
         if not found:
             raise VerifyException(f"'ps.round' has no {cls.name} step; every layer moves in some step")

@@ -98,6 +98,9 @@ def run_plan(args: argparse.Namespace) -> int:
         plan = plan_from_config(config)
     except PsConfigError as error:
         raise UsageError(str(error)) from None
+    if args.trace and plan.tokens_per_step <= 0:
+        raise UsageError(f"{args.config}: key 'tokens_per_step': --trace needs it (an inner step takes "
+                         "tokens_per_step / throughput seconds); give the tokens one inner step consumes")
     module = module_from_plan(plan)
     with output_stream(args.output) as stream:
         Printer(stream=stream, print_generic_format=args.generic).print_op(module)

@@ -96,11 +96,16 @@ class _Reader:
     def fail(self, key: str, problem: str, wanted: str) -> PsConfigError:
         return PsConfigError(f"{self.source}: key '{key}': {problem}; {wanted}")
 
-    def mapping(self, value: Any, key: str, allowed: Sequence[str]) -> Mapping[str, Any]:
+    def mapping(self, value: Any, key: str, allowed: Sequence[str] | None) -> Mapping[str, Any]:
+        """A mapping whose keys are among `allowed` (None: any string keys)."""
         if not isinstance(value, Mapping):
-            raise self.fail(key, f"{_shown(value)} is not a mapping", f"give a mapping of {', '.join(allowed)}")
+            wanted = f"a mapping of {', '.join(allowed)}" if allowed else "a mapping"
+            raise self.fail(key, f"{_shown(value)} is not a mapping", f"give {wanted}")
         for name in value:
-            if name not in allowed:
+            if allowed is None:
+                if not isinstance(name, str):
+                    raise self.fail(key, f"key {name!r} is not a name", "give HF config keys like hidden_size")
+            elif name not in allowed:
                 raise self.fail(f"{key}.{name}" if key else str(name), "unknown key", f"the keys are {', '.join(allowed)}")
         return value
 
@@ -287,21 +292,13 @@ def _model(r: _Reader, value: Any) -> ModelSpec:
     name = value.get("name")
     if not isinstance(name, str) or not name:
         raise r.fail("model.name", f"{_shown(name)} is not a model", "give a named model config or a config.json path")
-    overrides = r.mapping(value.get("overrides", {}), "model.overrides", _ANY)
+    overrides = r.mapping(value.get("overrides", {}), "model.overrides", None)
     dtype = value.get("dtype", "f32")
     from stagec.frontends.templates.blocks import DTYPES
 
     if dtype not in DTYPES:
         raise r.fail("model.dtype", f"{_shown(dtype)} is not a dtype", f"give one of {', '.join(DTYPES)}")
     return ModelSpec(_model_path(r, name), dict(overrides), dtype)
-
-
-class _AnyKeys(tuple):
-    def __contains__(self, item: object) -> bool:
-        return True
-
-
-_ANY = _AnyKeys(("HF config keys",))
 
 
 def _model_path(r: _Reader, name: str) -> str:
@@ -317,6 +314,8 @@ def model_layers(spec: ModelSpec, source: str = "config") -> tuple[Layer, ...]:
     embedding, the head (`lm_head`), as HF Llama names them; each layer's bytes are its
     parameters' elements x the dtype's size, read from the model template's stg.param ops
     (a layer stack's body counts once per layer)."""
+    from xdsl.dialects import func
+
     from stagec.dialects.stg import ParamOp, RepeatOp, element_bytes
     from stagec.dialects.stg.config import config_bindings
     from stagec.frontends.templates import ConfigError, build_model, load_config as load_model
@@ -337,7 +336,7 @@ def model_layers(spec: ModelSpec, source: str = "config") -> tuple[Layer, ...]:
 
     layers: list[Layer] = []
     stacked: dict[str, int] = {}  # a stack's prefix -> layers of it so far
-    forward = next(op for op in module.body.block.ops if hasattr(op, "body"))
+    forward = next(op for op in module.body.block.ops if isinstance(op, func.FuncOp))
     seen: set[str] = set()  # a tied head reads the embedding's parameter again: one parameter
     for op in forward.body.block.ops:
         if isinstance(op, ParamOp):

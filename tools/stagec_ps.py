@@ -40,7 +40,8 @@ model of di-ps.md §3.1 (argmax_i B_i^T p), the model's layers balanced over the
 PSs by bytes (LPT), and the master's staggered push schedule (Fig. 5) in the fewest
 steps. Prints the ps program (stdout, or -o) and a summary on stderr; --trace DIR
 writes one round as Chakra traces (clusters, slaves, master; per-link bandwidths in
-<prefix>.links.json) for `stagec simulate DIR`.
+<prefix>.links.json) for `stagec simulate DIR`. CONFIG may also be a ps program
+(.mlir), e.g. one printed here and edited: it is verified, printed and traced as is.
 
 examples:
   stagec ps plan examples/ps/tiny4.yaml
@@ -51,7 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="ps_command", metavar="ACTION", required=True)
     plan = actions.add_parser("plan", help="print the ps program of a deployment CONFIG (and its traces)",
                               description=PLAN_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    plan.add_argument("config", metavar="CONFIG", help="the deployment's YAML description (docs/dips.md)")
+    plan.add_argument("config", metavar="CONFIG", help="the deployment's YAML description (docs/dips.md), or a ps "
+                      "program (.mlir) as this command prints it")
     plan.add_argument("-o", "--output", metavar="OUT.mlir", help="write the ps program here instead of stdout")
     plan.add_argument("--generic", action="store_true", help="print ops in MLIR's generic form")
     trace = plan.add_argument_group("simulation (issue 19 item 6)")
@@ -90,12 +92,11 @@ def run_plan(args: argparse.Namespace) -> int:
     from xdsl.printer import Printer
 
     from stagec.dialects.ps import module_from_plan
-    from stagec.runtime.ps.config import PsConfigError, load_config, plan_from_config
+    from stagec.runtime.ps.config import PsConfigError, load_plan
     from stagec.tools.output import output_stream
 
     try:
-        config = load_config(args.config)
-        plan = plan_from_config(config)
+        plan = load_plan(args.config)
     except PsConfigError as error:
         raise UsageError(str(error)) from None
     if args.trace and plan.tokens_per_step <= 0:

@@ -382,3 +382,31 @@ def plan_from_config(config: PsConfig, layers: Sequence[Layer] | None = None) ->
         snapshots_kept=config.snapshots_kept, tokens_per_step=config.tokens_per_step,
         model=config.model.name,
     )
+
+
+def load_plan(path: str) -> Plan:
+    """The Plan of a CONFIG (YAML) or of a ps program (`.mlir`, as `stagec ps plan`
+    prints it, perhaps edited): what `stagec ps plan` and the PS runtime start from.
+    Every mistake is a one-line PsConfigError."""
+    if not path.endswith(".mlir"):
+        return plan_from_config(load_config(path))
+    from xdsl.parser import Parser
+    from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+
+    from stagec.dialects import make_context
+    from stagec.dialects.ps import plan_from_module
+
+    try:
+        with open(path, encoding="utf-8") as stream:
+            text = stream.read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise PsConfigError(f"{path}: cannot read: {getattr(error, 'strerror', None) or error}") from None
+    try:
+        module = Parser(make_context(), text, name=path).parse_module()
+        return plan_from_module(module)
+    except ParseError as error:
+        # xDSL's text: the place, the source line, the carets, the message
+        lines = str(error).strip().splitlines()
+        raise PsConfigError(f"{lines[0]}: {lines[-1].strip()}") from None
+    except (VerifyException, DiagnosticException) as error:
+        raise PsConfigError(f"{path}: {str(error).strip().splitlines()[0]}") from None

@@ -90,3 +90,10 @@
 # MISSING: stagec: error: {{.*}}missing.yaml: cannot read: No such file or directory
 # SQUARE: stagec: error: {{.*}}square.yaml: key 'bandwidth[0]': 1 entries for 2 clusters; give a row of 2 rates
 # HELP: usage: stagec ps plan [-h] [-o OUT.mlir]
+
+# A ps program is an input too: the printed plan prints back the same, and an edited
+# one is verified (one line, exit 2).
+# RUN: stagec ps plan %t/plan.mlir 2> /dev/null | diff - %t/plan.mlir
+# RUN: sed 's/ps.layer "lm_head" bytes 65536 slave 1/ps.layer "lm_head" bytes 65536 slave 7/' %t/plan.mlir > %t/edited.mlir
+# RUN: not stagec ps plan %t/edited.mlir 2>&1 | filecheck %s --check-prefix=EDITED
+# EDITED: stagec: error: {{.*}}edited.mlir: 'ps.layer' "lm_head" is owned by slave 7, but ps.slaves declares 2 (slaves 0..1)

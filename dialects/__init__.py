@@ -1,4 +1,5 @@
-"""The dialects stagec speaks: stg (symbolic sharded tensors) and torch (torch-mlir input)."""
+"""The dialects stagec speaks: stg (symbolic sharded tensors), torch (torch-mlir input) and
+ps (Di-PS cross-cluster programs)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,12 @@ def _stg() -> Dialect:
     return STG
 
 
+def _ps() -> Dialect:
+    from stagec.dialects.ps import PS
+
+    return PS
+
+
 def _torch() -> Dialect:
     from stagec.dialects.torch import Torch
 
@@ -35,7 +42,7 @@ def _torch() -> Dialect:
 
 def all_dialects() -> dict[str, Callable[[], Dialect]]:
     """Every dialect stagec-opt loads, by name; factories so that loading stays lazy."""
-    return {"builtin": _builtin, "func": _func, "stg": _stg, "torch": _torch}
+    return {"builtin": _builtin, "func": _func, "stg": _stg, "torch": _torch, "ps": _ps}
 
 
 def make_context() -> Context:

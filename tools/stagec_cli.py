@@ -30,6 +30,7 @@ from stagec.tools import (  # noqa: E402
     stagec_check_trace,
     stagec_dse,
     stagec_import,
+    stagec_ps,
     stagec_simulate,
     stagec_stats,
     stagec_summary,
@@ -109,6 +110,7 @@ def _parser() -> argparse.ArgumentParser:
     stagec_simulate.add_parser(commands)
     stagec_dse.add_parser(commands)
     stagec_import.add_parser(commands)
+    stagec_ps.add_parser(commands)
     return parser
 
 
@@ -144,14 +146,17 @@ def _build(model: str, dtype: str, phase: str = "train") -> ModuleOp:
 COMMANDS = {"ir": run_ir, "stats": stagec_stats.run, "check-trace": stagec_check_trace.run,
             "trace": stagec_trace.run, "import": stagec_import.run,
             "simulate": stagec_simulate.run, "dse": stagec_dse.run,
-            "summary": stagec_summary.run}
+            "summary": stagec_summary.run, "ps": stagec_ps.run}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    status = 0
     try:
         with interrupt_handling():
-            COMMANDS[args.command](args)
+            # a command returns None, or an exit status (`ps run`: the PS runtime's)
+            result = COMMANDS[args.command](args)
+            status = result if isinstance(result, int) else 0
     except (KeyboardInterrupt, Terminated) as error:
         # Ctrl-C or SIGTERM: the `finally` blocks have removed what was half written.
         return interrupt_exit(PROG, error)
@@ -165,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # `stagec ir | head`: the reader left; not an error of ours.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 0
+    return int(status)
 
 
 if __name__ == "__main__":

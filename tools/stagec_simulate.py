@@ -40,13 +40,16 @@ docs/simulator-network.md). Ranks that behave identically are simulated once.
 
 The network: --hardware NAME|FILE (stagec's descriptions: NVLink inside a node, the
 inter-node network across nodes), or ASTRA-sim's own files --network NET.yml and
---system SYS.json as they are.
+--system SYS.json as they are. A trace directory with a `<prefix>.links.json` (as
+`stagec ps plan --trace` writes for Di-PS) is timed on its point-to-point links, each
+with its own bandwidth (runtime/sim/links.py), unless --network is given.
 
 examples:
   stagec simulate --model llama3-70b --tp 8 --pp 4 --dp 2 --sp --batch 128 --seq 4096
   stagec simulate --model llama3-8b --tp 8 --batch 8 --seq 4096 --timeline step.json
   stagec simulate --model gpt3-5b --fsdp 8 --batch 64 --micro-batch 8 --seq 2048 --json
   stagec simulate traces/ --network net.yml --system sys.json
+  stagec simulate dips-traces/        (from `stagec ps plan CONFIG --trace dips-traces`)
   stagec simulate --model llama3-8b --dp 8 --batch 64 --network net.yml --system sys.json
 
 Bad input is one message and exit status 2; a timeline is written whole or not at all."""
@@ -137,17 +140,27 @@ def _simulate_traces(args, progress):
     from stagec.runtime.sim.network import CollectiveError
     from stagec.runtime.sim.simulate import simulate_trace_dir
 
+    network = None
     if args.network is None and args.system is None:
         from stagec.runtime.chakra.check import find_trace_files
+        from stagec.runtime.sim.links import LINKS_FILE, LinkNetwork
 
         try:
-            _, files = find_trace_files(args.traces, args.prefix)
+            prefix, files = find_trace_files(args.traces, args.prefix)
         except ValueError as error:
             raise UsageError(str(error)) from None
         world = max(files) + 1
+        # A directory with per-link bandwidths (`stagec ps plan --trace`) is timed on them.
+        links = os.path.join(args.traces, LINKS_FILE.format(prefix=prefix))
+        if os.path.exists(links):
+            try:
+                network = LinkNetwork.from_file(links)
+            except ValueError as error:
+                raise UsageError(str(error)) from None
     else:
         world = 0
-    network = _network(args, world)
+    if network is None:
+        network = _network(args, world)
     try:
         return simulate_trace_dir(args.traces, network, prefix=args.prefix, timeline=args.timeline, progress=progress,
                                   timeline_ranks=args.timeline_ranks)

@@ -84,3 +84,10 @@ class Plan:
     missed_heartbeats: int = 3
     outer: OuterOptimizer = OuterOptimizer()
     penalty: Penalty = Penalty()
+    # Added for `stagec ps plan` and the simulation (issue 19, items 1 and 6).
+    snapshot_every: int = 1  # outer steps between a slave's snapshots (§4; 0: none)
+    snapshots_kept: int = 2  # snapshots each slave keeps, the newest ones (§4)
+    # Tokens one inner step of a cluster consumes (0: not given). The simulation needs
+    # it: a step takes tokens_per_step / throughput * (1 + extra_delay) seconds.
+    tokens_per_step: int = 0
+    model: str = ""  # the model the layers come from, for people (e.g. "llama3.2-1b")

@@ -1,0 +1,807 @@
+// RUN: stagec-opt %s --split-input-file --verify-diagnostics | filecheck %s
+
+// The ps program's verifiers (dialects/ps/ops.py): each case is the valid program of
+// roundtrip.mlir's first case with one thing wrong, and the message it must give.
+
+// A layer owned by a slave the program does not have ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 3
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.layer' "model.layers.0" is owned by slave 3, but ps.slaves declares 1 (slaves 0..0)
+
+// -----
+
+// ... two clusters sending to one slave in one step (Fig. 5 forbids it) ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0, @B layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.push' step 0: @A and @B both use slave 0; a slave serves one cluster per step (Fig. 5)
+
+// -----
+
+// ... one cluster sending two layers in one step ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 2 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.layer "model.norm" bytes 8 slave 1
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0, @A layer 1 -> slave 1]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.push' step 0: @A sends layers 0 and 1; a cluster sends one layer per step
+
+// -----
+
+// ... a transfer of a layer the program does not have ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 5 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.push' step 1 moves layer 5, but the program has 1 layers (0..0)
+
+// -----
+
+// ... a transfer through a slave that does not own the layer ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 2 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 1]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.push' step 1 moves layer 0 via slave 1, but slave 0 owns it
+
+// -----
+
+// ... a transfer of a cluster the program does not declare ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@Z layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.pull' step 1 moves a layer of @Z, which is not a ps.cluster of the program (@A, @B)
+
+// -----
+
+// ... a cluster that never pushes a layer ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 []
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.push': @B never moves layer 0; every cluster moves every layer once a round
+
+// -----
+
+// ... steps out of order ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 2 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.pull' step 2 comes where step 1 is due; steps are numbered 0, 1, ... in order
+
+// -----
+
+// ... a bandwidth matrix of the wrong size ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.bandwidth' is 3 x 3 but the program has 2 clusters; give an 2 x 2 matrix
+
+// -----
+
+// ... one that is not square ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[1.0, 1.0], [1.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.bandwidth' is not square: row 1 has 1 entries, the matrix 2 rows; give an N x N matrix
+
+// -----
+
+// ... one with a bandwidth that is not positive ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 0.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.bandwidth' entry [0][1] is 0.0; every bandwidth is a finite number of bytes/s > 0
+
+// -----
+
+// ... a penalty threshold beta <= 0 ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 0.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.penalty' beta 0.0: the outlier threshold is > 0 (§4.1: 3)
+
+// -----
+
+// ... an EMA factor outside (0, 1] ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 1.5 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.penalty' alpha 1.5: the EMA factor is in (0, 1] (§4.1: 0.02)
+
+// -----
+
+// ... no heartbeat declaration ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.program' needs exactly one ps.heartbeat, it has 0
+
+// -----
+
+// ... a heartbeat that never misses ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 0
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.heartbeat' missed 0: give at least 1 beat
+
+// -----
+
+// ... a cluster declared twice ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @A throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.program' declares cluster @A twice
+
+// -----
+
+// ... master and slaves on different clusters ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @B
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.slaves' run on @B but 'ps.master' on @A; the PSs share the PS cluster (§3.1)
+
+// -----
+
+// ... a commit before the cluster has pushed every layer ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.commit' prepare @A comes before @A's last push step; a cluster commits once it has sent every layer (§3.2 step 2)
+
+// -----
+
+// ... the second stage of a commit before the first ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit commit @B
+    ps.commit prepare @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.commit' comes before 'ps.commit' in ps.round; the two-stage commit prepares before it commits
+
+// -----
+
+// ... a cluster without its push request ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.round' needs exactly one ps.push_request @B, it has 0
+
+// -----
+
+// ... the window closing before a cluster commits ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.window_close
+    ps.commit commit @B
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.window_close' comes before 'ps.commit' in ps.round; @B commits inside the window
+
+// -----
+
+// ... pulls announced before the update ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.pull_notice @A
+    ps.update
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.pull_notice' comes before 'ps.update' in ps.round; the master notifies pulls after the update (§3.2 step 6)
+
+// -----
+
+// ... and a control message outside the round.
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.update
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.update' expects parent op 'ps.round'

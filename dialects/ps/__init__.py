@@ -1,4 +1,4 @@
-"""ps: a Di-PS cross-cluster training program (di-ps.md §3-§4) as an xDSL dialect.
+"""ps: a Di-PS cross-cluster training program (the Di-PS paper §3-§4; docs/dips.md) as an xDSL dialect.
 
 One `ps.program` holds the roles (clusters with their throughput and delay, the master
 and slave PSs on the PS cluster), the bandwidth matrix, the model's layers and their

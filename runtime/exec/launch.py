@@ -39,9 +39,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from stagec.runtime.exec.worker import PREFIX, read_status
+from stagec.runtime.exec.status import PREFIX, read_status
 
-GRACE_SECONDS = 10.0
+GRACE_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -97,6 +97,7 @@ class _Job:
         self.rundir, self.ranks, self.process = rundir, ranks, process
         self.log = open(os.path.join(rundir, "ranks.log"), "a", buffering=1)
         self.reports: list[dict] = []
+        self.first_dead: int | None = None  # the pid of the rank seen dead first
         self.lock = threading.Condition()
         self.readers = [threading.Thread(target=self._read, args=(process.stdout,), daemon=True),
                         threading.Thread(target=self._read, args=(process.stderr,), daemon=True)]
@@ -152,7 +153,11 @@ def launch(module_text: str, bindings: Mapping[str, int], job: Mapping, ranks: i
     job_path = os.path.join(rundir, "job.json")
     with open(job_path, "w") as f:
         json.dump(spec, f)
-    command = [mpiexec(), "-n", str(ranks)] + (["-f", hostfile] if hostfile else []) + \
+    # On one machine the launcher watches the ranks itself, so mpiexec must not stop
+    # the others the moment one dies: the first death then stays the only one, and
+    # names the rank that failed (mpiexec's own report names whichever pid it sees first).
+    watch = hostfile is None
+    command = [mpiexec(), "-n", str(ranks)] + (["-f", hostfile] if hostfile else ["-disable-auto-cleanup"]) + \
         [sys.executable, "-m", "stagec.runtime.exec.worker", job_path]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env=_environment(ranks), start_new_session=True)
@@ -164,7 +169,7 @@ def launch(module_text: str, bindings: Mapping[str, int], job: Mapping, ranks: i
         seen = 0
         while True:
             with state.lock:
-                state.lock.wait(timeout=0.2)
+                state.lock.wait(timeout=0.02)
                 new, seen = state.reports[seen:], len(state.reports)
             for fields in new:
                 if "step" in fields:
@@ -174,10 +179,14 @@ def launch(module_text: str, bindings: Mapping[str, int], job: Mapping, ranks: i
                         on_step(report)
             if process.poll() is not None:
                 break
-            if not hostfile and died_at is None and any(not _alive(pid) for pid in state.pids()):
-                died_at = time.monotonic()
+            if watch and state.first_dead is None:
+                pids = state.pids()
+                dead = [pid for pid in pids if not _alive(pid)]
+                if dead:
+                    died_at = time.monotonic()
+                    state.first_dead = _first(dead, pids, state.rundir)
             if died_at is not None and time.monotonic() - died_at > grace:
-                state.kill_everything()  # mpiexec did not stop the others: we do
+                state.kill_everything()  # the others wait for the dead rank in a collective: stop them
         for reader in state.readers:
             reader.join(timeout=5)
         with state.lock:
@@ -206,6 +215,31 @@ _RAISED = re.compile(r"^stagec: rank (\d+) of (\d+) failed during (.*?); stoppin
 _BAD = re.compile(r"PID (\d+) RUNNING AT .*?\n\s*=\s*(?:EXIT CODE|KILLED BY SIGNAL): (\d+)", re.S)
 
 
+# What a rank waits in when a peer's death takes it down too (MPICH ends the ranks
+# blocked on a dead peer within milliseconds, often before the launcher looks).
+_WAITING = re.compile(r"'stg\.(wait|group|all_gather|all_reduce|all_reduce_stages|all_to_all|reduce_scatter|"
+                      r"broadcast|reshard|send|recv)'|summing the loss|completing sends|saving the checkpoint")
+
+
+def _first(dead: list[int], pids: dict[int, int], rundir: str) -> int:
+    """Of the ranks found dead at once, the one that failed: a rank that died outside a
+    communication wait before one that died in it (likely of the other's death);
+    else the lowest rank."""
+    def waiting(pid: int) -> bool:
+        return bool(_WAITING.search(read_status(rundir, pids[pid])[1]))
+
+    return min(dead, key=lambda pid: (waiting(pid), pids[pid]))
+
+
+def _how(log: str, pid: int) -> str:
+    """', killed by signal 9' or ', exit code 3' where mpiexec's report says."""
+    for match in _BAD.finditer(log):
+        if int(match.group(1)) == pid:
+            code = int(match.group(2))
+            return f", killed by signal {code}" if code in (9, 15) else f", exit code {code}"
+    return ""
+
+
 def _diagnose(state: _Job, code: int) -> str:
     """One line: the rank that failed first and what it was doing."""
     with open(os.path.join(state.rundir, "ranks.log"), errors="replace") as f:
@@ -215,6 +249,10 @@ def _diagnose(state: _Job, code: int) -> str:
         rank, size, what = match.groups()
         return f"rank {rank} of {size} failed during {what}{where}"
     pids = state.pids()
+    if state.first_dead is not None:
+        pid = state.first_dead
+        _, activity = read_status(state.rundir, pids[pid])
+        return f"rank {pids[pid]} of {state.ranks} (pid {pid}) died during {activity or 'its start'}{_how(log, pid)}{where}"
     dead = [pid for pid in pids if not _alive(pid)]
     for match in _BAD.finditer(log):
         pid = int(match.group(1))

@@ -18,45 +18,11 @@ outright and cannot say it itself.
 from __future__ import annotations
 
 import json
-import mmap
 import os
+import signal
 import sys
-import time
 
-STATUS_BYTES = 512
-PREFIX = "STAGEC "
-
-
-class Status:
-    """`<rundir>/rank<R>.status`: 'pid\\nactivity', rewritten in place (a memory map)."""
-
-    def __init__(self, rundir: str, rank: int):
-        path = os.path.join(rundir, f"rank{rank}.status")
-        with open(path, "wb") as f:
-            f.write(b"\0" * STATUS_BYTES)
-        self._file = open(path, "r+b")
-        self._map = mmap.mmap(self._file.fileno(), STATUS_BYTES)
-        self._head = f"{os.getpid()}\n".encode()
-
-    def write(self, activity: str) -> None:
-        data = (self._head + activity.encode(errors="replace"))[: STATUS_BYTES - 1]
-        self._map[: len(data) + 1] = data + b"\0"
-
-
-def read_status(rundir: str, rank: int) -> tuple[int | None, str]:
-    """(pid, activity) a rank last wrote; (None, '') if it never started."""
-    try:
-        with open(os.path.join(rundir, f"rank{rank}.status"), "rb") as f:
-            text = f.read().split(b"\0", 1)[0].decode(errors="replace")
-    except OSError:
-        return None, ""
-    pid, _, activity = text.partition("\n")
-    return (int(pid) if pid.isdigit() else None), activity
-
-
-def report(**fields) -> None:
-    sys.stdout.write(PREFIX + json.dumps(fields) + "\n")
-    sys.stdout.flush()
+from stagec.runtime.exec.status import Status, report
 
 
 def run(job: dict, world, status: Status) -> None:
@@ -135,22 +101,27 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _plant_fault(fault: dict, world, status: Status) -> None:
-    """Tests' failures (STAGEC_FAULT in launch.py): kill or raise on one rank at a step."""
+    """Tests' failures (STAGEC_FAULT, tools/stagec_run.py): on one rank, at its `op`-th op
+    of step `step` (mid-step, while the other ranks go on into their collectives), die
+    of SIGKILL (`kill`) or raise (`raise`)."""
     if fault["rank"] != world.rank:
         return
-    from stagec.runtime.exec import program as program_module
+    from stagec.runtime.exec.execution import RankExecution
 
-    original = program_module.RankProgram.step
+    original = RankExecution.run_op
+    count = [0]
 
-    def step(self, inputs, t):
-        if t == fault["step"]:
-            if fault["kind"] == "kill":
-                time.sleep(0.2)
-                os.kill(os.getpid(), 9)
-            raise RuntimeError(f"planted failure at step {t}")
-        return original(self, inputs, t)
+    def run_op(self, op):
+        if self.step == fault["step"]:
+            count[0] += 1
+            if count[0] == fault.get("op", 50):
+                original(self, op)  # the op's activity is recorded; then the failure
+                if fault["kind"] == "kill":
+                    os.kill(os.getpid(), signal.SIGKILL)
+                raise RuntimeError(f"planted failure after {op.name} of step {self.step}")
+        return original(self, op)
 
-    program_module.RankProgram.step = step
+    RankExecution.run_op = run_op
 
 
 if __name__ == "__main__":

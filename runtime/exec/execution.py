@@ -47,6 +47,7 @@ from stagec.dialects.stg.comm import (
     ReshardOp,
     SendOp,
 )
+from stagec.dialects.stg.model_ops import CrossEntropyOp
 from stagec.dialects.stg.memory import OffloadOp, ReleaseOp, ReloadOp, WaitOp
 from stagec.dialects.stg.schedule import GroupOp
 from stagec.dialects.stg.state import AssignOp, InputOp, OptimizerStateOp, ParamOp
@@ -56,6 +57,7 @@ from stagec.runtime.exec.state import LocalState
 from stagec.runtime.interpreter.collectives import Mailbox
 from stagec.runtime.interpreter.errors import InterpreterError, describe_op
 from stagec.runtime.interpreter.interpreter import Execution, Interpreter
+from stagec.runtime.interpreter.model_ops import _cross_entropy as model_cross_entropy
 from stagec.runtime.interpreter.registry import implementation_of
 from stagec.runtime.interpreter.state import StateStore
 from stagec.runtime.interpreter.tensor_types import check_value, torch_dtype
@@ -293,6 +295,26 @@ def _csrc_ops():
     from stagec import csrc
 
     return csrc.cpu().Op
+
+
+@lowers(CrossEntropyOp)
+def cross_entropy(op: CrossEntropyOp, operands, ex: RankExecution):
+    """Over a split vocab (the one a stg.vjp recomputes for its gradient; the forward's
+    is Megatron's, stg-vocab-parallel-cross-entropy), each rank needs the other shards'
+    logits as constants, as the interpreter gives them: an all-gather of the shards,
+    this rank's own kept live so that the vjp differentiates it."""
+    vocab_axes = op.logits.type.splits[-1]
+    if not vocab_axes:
+        return implementation_of(op)(op, operands, ex)
+    logits, labels = (ex.local(v) for v in operands)
+    group = ex.lowering.comms.group(vocab_axes)
+    shards = torch.empty((group.size, *logits.shape), dtype=logits.dtype)
+    group.comm.all_gather(logits.detach().contiguous().view(-1), shards.view(-1)).wait()
+    pieces: list = [None] * group.size
+    for p, member in enumerate(group.members):
+        pieces[ex.mesh.index_over(member, tuple(vocab_axes))] = logits if member == ex.rank else shards[p]
+    whole = torch.cat(pieces, -1)
+    return [ex.wrap(model_cross_entropy(op, ex.ranks[0], whole, labels))]
 
 
 # -- point to point ---------------------------------------------------------------------

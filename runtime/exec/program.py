@@ -28,6 +28,7 @@ from xdsl.dialects.func import FuncOp
 from stagec.dialects.stg.attributes import DistributedTensorType
 from stagec.dialects.stg.comm import AllReduceStagesOp, CollectiveOp, ReshardOp
 from stagec.dialects.stg.memory import OffloadOp
+from stagec.dialects.stg.model_ops import CrossEntropyOp
 from stagec.dialects.stg.state import InputOp
 from stagec.runtime.exec.comm import Communicators, Lowering
 from stagec.runtime.exec.execution import RankExecution, RankPlacement
@@ -55,6 +56,8 @@ def communicated_axes(module: ModuleOp) -> list[frozenset[str]]:
             sets.add(frozenset(op.mesh_axes()))
         elif isinstance(op, CollectiveOp) and not isinstance(op, AllReduceStagesOp):
             sets.add(frozenset(op.axis_names))
+        elif isinstance(op, CrossEntropyOp) and op.logits.type.splits[-1]:
+            sets.add(frozenset(op.logits.type.splits[-1]))
     return sorted(sets, key=sorted)
 
 

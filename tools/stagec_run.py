@@ -209,6 +209,8 @@ def run(args: argparse.Namespace) -> None:
     _check_runs(module, bindings, args)
     text = _module_text(module)
     fingerprint = hashlib.sha256((text + json.dumps(bindings, sort_keys=True) + str(args.ranks) + str(args.seed)).encode()).hexdigest()[:16]
+    if args.resume:
+        _check_checkpoint(args.checkpoint, fingerprint, args.ranks)
     job = {"model": args.model, "steps": args.steps, "seed": args.seed, "init_std": args.init_std,
            "data": os.path.abspath(args.data) if args.data else None, "threads": args.threads,
            "checkpoint": os.path.abspath(args.checkpoint) if args.checkpoint else None,
@@ -236,6 +238,18 @@ def run(args: argparse.Namespace) -> None:
         _write_json(args.json, {"model": args.model, "ranks": args.ranks, "strategy": strategy_options(args) | (
             {"pp": args.pp} if args.pp > 1 else {}), "prefetch": args.prefetch, "bindings": bindings,
             "losses": [s.loss for s in steps], "step_seconds": times, "median_step_seconds": median})
+
+
+def _check_checkpoint(directory: str, fingerprint: str, ranks: int) -> None:
+    path = os.path.join(directory, "latest.json")
+    try:
+        with open(path) as f:
+            saved = json.load(f)
+    except (OSError, ValueError) as error:
+        raise UsageError(f"--resume: cannot read {path}: {error}") from None
+    if saved.get("fingerprint") != fingerprint:
+        raise UsageError(f"--resume: the checkpoint in {directory} is of another job (another model, strategy, "
+                         f"batch, ranks or seed: {saved.get('ranks')} ranks); give the options it was saved with")
 
 
 def _write_json(path: str, data: dict) -> None:

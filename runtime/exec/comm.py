@@ -27,12 +27,24 @@ waits at once; an async op's Token carries the Pending until its stg.wait.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+import time
 from dataclasses import dataclass
 
 import torch
 
 from stagec.runtime.interpreter.errors import InterpreterError
 from stagec.runtime.interpreter.values import Layout, SimulatedMesh, assemble, shard
+
+
+def wait(work) -> None:
+    """Wait for a csrc handle without spinning: MPI's own wait polls at full speed,
+    which on ranks that outnumber the cores takes the cores from the ranks still
+    computing (the ones it waits for). Poll, sleeping up to 1 ms between polls."""
+    delay = 1e-5
+    while not work.test():
+        time.sleep(delay)
+        delay = min(2 * delay, 1e-3)
+    work.wait()
 
 
 class Pending:
@@ -47,7 +59,7 @@ class Pending:
     def result(self):
         if not self._done:
             if self._work is not None:
-                self._work.wait()
+                wait(self._work)
             self._value = self._finish()
             self._done, self._work, self._finish = True, None, None
         return self._value

@@ -52,7 +52,7 @@ from stagec.dialects.stg.memory import OffloadOp, ReleaseOp, ReloadOp, WaitOp
 from stagec.dialects.stg.schedule import GroupOp
 from stagec.dialects.stg.state import AssignOp, InputOp, OptimizerStateOp, ParamOp
 from stagec.dialects.stg.structure import YieldOp
-from stagec.runtime.exec.comm import Lowering, Pending, done
+from stagec.runtime.exec.comm import Lowering, Pending, done, wait
 from stagec.runtime.exec.state import LocalState
 from stagec.runtime.interpreter.collectives import Mailbox
 from stagec.runtime.interpreter.errors import InterpreterError, describe_op
@@ -134,7 +134,7 @@ class RankExecution(Execution):
             results = self.run_block(func.body.block, [])
         self.note("completing sends")
         for work in self.sends:
-            work.wait()
+            wait(work)
         self.sends.clear()
         return results
 
@@ -309,7 +309,7 @@ def cross_entropy(op: CrossEntropyOp, operands, ex: RankExecution):
     logits, labels = (ex.local(v) for v in operands)
     group = ex.lowering.comms.group(vocab_axes)
     shards = torch.empty((group.size, *logits.shape), dtype=logits.dtype)
-    group.comm.all_gather(logits.detach().contiguous().view(-1), shards.view(-1)).wait()
+    wait(group.comm.all_gather(logits.detach().contiguous().view(-1), shards.view(-1)))
     pieces: list = [None] * group.size
     for p, member in enumerate(group.members):
         pieces[ex.mesh.index_over(member, tuple(vocab_axes))] = logits if member == ex.rank else shards[p]
@@ -355,9 +355,9 @@ def all_reduce_stages(op: AllReduceStagesOp, operands, ex: RankExecution):
     for c in among:
         if c != mine:
             parts[c] = torch.empty_like(local)
-            ex.world.recv(parts[c], at[c], ALL_REDUCE_STAGES_TAG).wait()
+            wait(ex.world.recv(parts[c], at[c], ALL_REDUCE_STAGES_TAG))
     for work in sends:
-        work.wait()
+        wait(work)
     total = None
     for c in among:
         part = local if c == mine else parts[c]

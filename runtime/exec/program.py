@@ -30,7 +30,7 @@ from stagec.dialects.stg.comm import AllReduceStagesOp, CollectiveOp, ReshardOp
 from stagec.dialects.stg.memory import OffloadOp
 from stagec.dialects.stg.model_ops import CrossEntropyOp
 from stagec.dialects.stg.state import InputOp
-from stagec.runtime.exec.comm import Communicators, Lowering
+from stagec.runtime.exec.comm import Communicators, Lowering, wait
 from stagec.runtime.exec.execution import RankExecution, RankPlacement
 from stagec.runtime.exec.state import LocalState
 from stagec.runtime.exec.weights import initializer
@@ -118,7 +118,7 @@ class RankProgram:
                 total[1] += 1
         self.execution.note("summing the loss over the ranks")
         if self.world.size > 1:
-            self.world.all_reduce(total, "sum").wait()
+            wait(self.world.all_reduce(total, "sum"))
         if total[1] != 1:
             raise InterpreterError(f"{int(total[1])} programs returned a loss; a training step returns one")
         return float(total[0]), time.perf_counter() - start

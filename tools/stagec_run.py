@@ -210,7 +210,7 @@ def run(args: argparse.Namespace) -> None:
     text = _module_text(module)
     fingerprint = hashlib.sha256((text + json.dumps(bindings, sort_keys=True) + str(args.ranks) + str(args.seed)).encode()).hexdigest()[:16]
     if args.resume:
-        _check_checkpoint(args.checkpoint, fingerprint, args.ranks)
+        _check_checkpoint(args.checkpoint, fingerprint)
     job = {"model": args.model, "steps": args.steps, "seed": args.seed, "init_std": args.init_std,
            "data": os.path.abspath(args.data) if args.data else None, "threads": args.threads,
            "checkpoint": os.path.abspath(args.checkpoint) if args.checkpoint else None,
@@ -240,7 +240,7 @@ def run(args: argparse.Namespace) -> None:
             "losses": [s.loss for s in steps], "step_seconds": times, "median_step_seconds": median})
 
 
-def _check_checkpoint(directory: str, fingerprint: str, ranks: int) -> None:
+def _check_checkpoint(directory: str, fingerprint: str) -> None:
     path = os.path.join(directory, "latest.json")
     try:
         with open(path) as f:

@@ -26,7 +26,7 @@ Every op records what the rank is doing (`activity`) for the failure messages.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -60,7 +60,7 @@ from stagec.runtime.interpreter.interpreter import Execution, Interpreter
 from stagec.runtime.interpreter.model_ops import _cross_entropy as model_cross_entropy
 from stagec.runtime.interpreter.registry import implementation_of
 from stagec.runtime.interpreter.state import StateStore
-from stagec.runtime.interpreter.tensor_types import check_value, torch_dtype
+from stagec.runtime.interpreter.tensor_types import torch_dtype
 from stagec.runtime.interpreter.values import Layout, Placement, Token, shard
 
 # stg.all_reduce_stages' messages: a tag no stg.send uses (theirs are small)
@@ -428,6 +428,3 @@ def read_input(op: InputOp, operands, ex: RankExecution):
         value = value[tuple(i for i, _ in layers)]
     return [ex.wrap(shard(value, Layout.of(ty), ex.mesh, ex.rank))]
 
-
-def describe(values: Sequence) -> str:  # pragma: no cover - debugging aid
-    return ", ".join(type(v).__name__ for v in values)

@@ -8,7 +8,6 @@ torch.optim.AdamW in one process."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import torch
@@ -82,4 +81,4 @@ def max_relative_error(actual: list[float], expected: list[float]) -> float:
     return max(abs(a - e) / abs(e) for a, e in zip(actual, expected))
 
 
-__all__ = ["config_file", "stagec_run", "torch_losses", "max_relative_error", "re"]
+__all__ = ["config_file", "stagec_run", "torch_losses", "max_relative_error"]

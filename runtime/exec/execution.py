@@ -225,7 +225,7 @@ def local_slice(op, operands, ex: RankExecution):
 
 
 @lowers(WaitOp)
-def wait(op: WaitOp, operands, ex: RankExecution):
+def wait_op(op: WaitOp, operands, ex: RankExecution):
     (token,) = operands
     payload = token.payload
     if isinstance(payload, Pending):
@@ -412,7 +412,7 @@ def read_state(op, operands, ex: RankExecution):
 def assign(op: AssignOp, operands, ex: RankExecution):
     name, param = op.key
     table, key = ("params", name) if param is None else ("states", (name, param))
-    ex.state.write(table, key, ex.local(operands[0]), _layers(op, ex))
+    ex.state.write(table, key, ex.local(operands[0]), Layout.of(op.value.type), _layers(op, ex))
     return []
 
 

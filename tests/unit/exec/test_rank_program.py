@@ -32,9 +32,9 @@ def test_offload_reload_round_trip_through_csrc():
     w = initial_weight("w", (4,), seed=3)
     # step 1: z = w + w from the two reloads of the offloaded (then released) w; 2w is exact in f32
     loss, _ = program.step({}, 1)
-    assert torch.equal(program.state.tables["params"]["w"], 2 * w)
+    assert torch.equal(program.state.entries[("params", "w", ())][0], 2 * w)
     assert abs(loss - float((2 * w).sum())) <= 1e-6 * abs(float((2 * w).sum()))
     # step 2 starts from the assigned 2w
     loss, _ = program.step({}, 2)
-    assert torch.equal(program.state.tables["params"]["w"], 4 * w)
+    assert torch.equal(program.state.entries[("params", "w", ())][0], 4 * w)
     assert abs(loss - float((4 * w).sum())) <= 1e-6 * abs(float((4 * w).sum()))

@@ -96,3 +96,16 @@ def test_ep2_mixtral_matches_torch(job):
 def test_dp2_tp2_pp2_matches_torch(job):
     # 8 ranks: 2 stages, each dp 2 x tp 2; 2 micro-batches of 2 sequences
     _compare(job, 8, "--dp", "2", "--tp", "2", "--pp", "2", batch=2, micro_batches=2)
+
+
+@pytest.mark.scale
+@pytest.mark.parametrize("stage", ["1", "2"])
+def test_dp2_zero_matches_torch(job, stage):
+    # Megatron's distributed optimizer: gradient shards reduce-scattered, updated shards
+    # gathered, one program holding layers of a state in two layouts (state.py)
+    _compare(job, 2, "--dp", "2", "--zero", stage, batch=2)
+
+
+@pytest.mark.scale
+def test_cp2_matches_torch(job):
+    _compare(job, 2, "--cp", "2", batch=1)

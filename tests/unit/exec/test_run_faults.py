@@ -23,14 +23,24 @@ from tests.unit.exec.run_testing import config_file
 
 
 def _run_with_fault(tmp_path: Path, fault: dict) -> tuple[subprocess.CompletedProcess, float]:
+    """Runs the job; returns it and the seconds from step 1's report (the failure comes
+    a few ops later, on rank 1) to the launcher's exit - start-up on a loaded machine
+    left out."""
     env = dict(os.environ, STAGEC_FAULT=json.dumps(fault))
-    start = time.monotonic()
-    done = subprocess.run(
+    process = subprocess.Popen(
         [sys.executable, "-m", "stagec.tools.stagec_cli", "run", "-n", "4", "--dp", "4", "--model",
          config_file(tmp_path), "--seq", "8", "--steps", "5", "--quiet"],
-        capture_output=True, text=True, timeout=120, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )
-    return done, time.monotonic() - start
+    stdout, first_step = [], None
+    for line in process.stdout:
+        stdout.append(line)
+        if first_step is None and line.startswith("step"):
+            first_step = time.monotonic()
+    stderr = process.stderr.read()
+    code = process.wait(timeout=120)
+    seconds = time.monotonic() - first_step if first_step is not None else float("inf")
+    return subprocess.CompletedProcess(process.args, code, "".join(stdout), stderr), seconds
 
 
 def _left_behind(rundir: str) -> list[str]:
@@ -60,8 +70,7 @@ def test_a_failed_rank_stops_every_rank_with_one_message(tmp_path, kind):
     # step 1 completed on every rank, step 2 never did
     assert re.findall(r"^step +(\d+)", done.stdout, re.M) == ["1"], done.stdout
     message, rundir = _the_message(done)
-    # the whole run (4 interpreters starting, the compile, a step) stays well within 30 s
-    # of the failure; measured ~10 s on 2 cores
+    # every rank stopped within 30 s of the failure (measured: 2-4 s)
     assert seconds < 30, seconds
     if kind == "kill":
         assert re.match(r"stagec run: rank 1 of 4 \(pid \d+\) died during step 2: '(stg|func)\.\w+'", message), message

@@ -9,7 +9,8 @@ Modules: comm.py (collectives -> csrc MPI calls over each group), execution.py (
 interpreter's Execution on one rank; communication, state and memory ops lowered),
 state.py (this rank's shards and checkpoint), weights.py (seeded initial weights),
 data.py (synthetic or token-file batches), program.py (one rank's program, set up
-once), worker.py (a rank's process), launch.py (mpiexec, step reports, failures).
+once), worker.py (a rank's process), status.py (what a rank tells the launcher),
+launch.py (mpiexec, step reports, failures).
 """
 
 from stagec.runtime.exec.data import Batches, DataError

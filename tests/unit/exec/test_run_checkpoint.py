@@ -29,8 +29,9 @@ def test_resume_continues_the_run_exactly(tmp_path):
 def test_resume_of_another_job_is_refused(tmp_path):
     config = config_file(tmp_path)
     ckpt = tmp_path / "ckpt"
-    stagec_run("-n", "2", "--dp", "2", "--model", config, "--seq", "8", "--steps", "1", "--checkpoint", str(ckpt),
-               tmp_path=tmp_path)
+    ckpt.mkdir()
+    # what a run of another job leaves (its program's fingerprint differs)
+    (ckpt / "latest.json").write_text(json.dumps({"step": 1, "ranks": 2, "fingerprint": "0123456789abcdef"}))
     done = subprocess.run([sys.executable, "-m", "stagec.tools.stagec_cli", "run", "-n", "2", "--fsdp", "2", "--model",
                            config, "--seq", "8", "--steps", "1", "--checkpoint", str(ckpt), "--resume", "--quiet"],
                           capture_output=True, text=True, timeout=120)

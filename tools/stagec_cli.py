@@ -31,6 +31,7 @@ from stagec.tools import (  # noqa: E402
     stagec_dse,
     stagec_import,
     stagec_ps,
+    stagec_run,
     stagec_simulate,
     stagec_stats,
     stagec_summary,
@@ -110,6 +111,7 @@ def _parser() -> argparse.ArgumentParser:
     stagec_simulate.add_parser(commands)
     stagec_dse.add_parser(commands)
     stagec_import.add_parser(commands)
+    stagec_run.add_parser(commands)
     stagec_ps.add_parser(commands)
     return parser
 
@@ -146,7 +148,7 @@ def _build(model: str, dtype: str, phase: str = "train") -> ModuleOp:
 COMMANDS = {"ir": run_ir, "stats": stagec_stats.run, "check-trace": stagec_check_trace.run,
             "trace": stagec_trace.run, "import": stagec_import.run,
             "simulate": stagec_simulate.run, "dse": stagec_dse.run,
-            "summary": stagec_summary.run, "ps": stagec_ps.run}
+            "summary": stagec_summary.run, "ps": stagec_ps.run, "run": stagec_run.run}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

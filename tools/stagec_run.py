@@ -1,0 +1,289 @@
+"""`stagec run`: compile a training job and run it on real ranks (docs/run.md).
+
+It builds the scheduled training step the way `stagec stats` and `stagec trace` do
+(tools/stagec_stats.py `training_passes`: stg-autodiff, stg-shard,
+stg-match-collectives, stg-pipeline, the scheduling passes; with --prefetch
+DeepCompile's stg-fully-shard and stg-prefetch instead of FSDP's units), checks that
+the job can run on the ranks asked for, and hands it to the launcher
+(runtime/exec/launch.py): mpiexec starts the ranks, each lowers its own program
+(runtime/exec/program.py) and runs the steps. Register it with
+`add_parser(subcommands)` and call `run(args)`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import io
+import json
+import os
+import statistics
+import sys
+
+from stagec.tools.errors import UsageError, positive_int
+from stagec.tools.stagec_stats import DTYPES, STRATEGY_AXES, add_frontend_arguments, micro_batches_of, strategy_options
+
+HELP = """\
+Compile a training job and run it: one process per rank under mpiexec (the mpich
+wheel's; --hostfile spreads the ranks over machines), compute through torch on the
+CPU, communication through the C++ runtime's MPI communicator (csrc). Prints the loss
+of every step and the step time; -n 1 runs the same program on one rank, the
+reference the parallel runs must match.
+
+The ranks (-n) must be the mesh the strategy makes: dp x fsdp x ep x cp x tp x pp.
+Weights start from --seed (N(0, --init-std), norms at 1) identically on every rank
+and are sharded as the program's types say; batches are seeded random tokens, or
+windows of a token file (--data tokens.npy, a 1-D integer array).
+
+examples:
+  stagec run -n 4 --model tiny.json --dp 4 --steps 20
+  stagec run -n 4 --model tiny.json --fsdp 4 --prefetch --steps 20 --json out.json
+  stagec run -n 4 --model tiny.json --dp 2 --tp 2 --sp --checkpoint ckpt/ --steps 10
+  stagec run -n 4 --model tiny.json --dp 2 --tp 2 --sp --checkpoint ckpt/ --resume --steps 10
+  stagec run -n 4 --model tiny.json --pp 2 --dp 2 --micro-batches 4
+
+A configuration that cannot run (ranks that do not make the mesh, sizes that do not
+divide, an unknown model) is one message and exit status 2, before any rank starts.
+A rank that fails or is killed stops every rank within seconds, with one message
+naming the rank and what it was doing; exit status 1."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-n", "--ranks", type=positive_int, required=True, metavar="N", help="ranks (processes) to run")
+    parser.add_argument("--hostfile", metavar="FILE", help="mpiexec's host file (-f): ranks across machines")
+    parser.add_argument("--model", required=True, metavar="NAME|config.json",
+                        help="a named model config or a Hugging Face config.json path")
+    parser.add_argument("--batch", type=positive_int, metavar="GLOBAL_BATCH",
+                        help="sequences per step, every replica and micro-batch together (default: one micro-batch per replica)")
+    parser.add_argument("--micro-batches", type=positive_int, metavar="M",
+                        help="micro-batches per step on each replica (gradient accumulation), instead of --batch")
+    parser.add_argument("--micro-batch", type=positive_int, default=1, metavar="MBS",
+                        help="sequences per micro-batch on one data-parallel replica (default: %(default)s)")
+    parser.add_argument("--seq", type=positive_int, default=64, metavar="S", help="sequence length (default: %(default)s)")
+    add_frontend_arguments(parser)
+    strategy = parser.add_argument_group("parallel strategy")
+    for axis in STRATEGY_AXES:
+        strategy.add_argument(f"--{axis}", type=positive_int, default=1, metavar="N", help=f"{axis} size (default: 1)")
+    strategy.add_argument("--sp", action="store_true", help="Megatron sequence parallelism on the tp axis")
+    strategy.add_argument("--zero", type=int, choices=(0, 1, 2), default=0, help="ZeRO stage over dp (default: 0)")
+    strategy.add_argument("--schedule", choices=("1f1b", "gpipe"), default="1f1b", help="pipeline schedule (default: %(default)s)")
+    strategy.add_argument("--prefetch", action="store_true",
+                          help="with --fsdp: DeepCompile's per-parameter gathers (stg-fully-shard) and stg-prefetch")
+    training = parser.add_argument_group("training")
+    training.add_argument("--steps", type=positive_int, default=10, metavar="N", help="training steps (default: %(default)s)")
+    training.add_argument("--dtype", default="f32", choices=DTYPES, help="parameter and activation type (default: %(default)s)")
+    training.add_argument("--optimizer", default="adamw", choices=("adamw", "adam", "sgd"), help="(default: %(default)s)")
+    training.add_argument("--lr", type=float, default=1e-3, help="learning rate (default: %(default)s)")
+    training.add_argument("--recompute", action="store_true", help="recompute each layer's activations in the backward pass")
+    training.add_argument("--bucket-mb", type=float, default=25.0, metavar="MB", help="gradient bucket size (default: %(default)s)")
+    training.add_argument("--seed", type=int, default=0, help="weights and synthetic data seed (default: %(default)s)")
+    training.add_argument("--init-std", type=float, default=0.02, help="initial weights' standard deviation (default: %(default)s)")
+    training.add_argument("--data", metavar="TOKENS.npy", help="a 1-D integer .npy array of token ids (default: seeded random tokens)")
+    output = parser.add_argument_group("output")
+    output.add_argument("--json", metavar="PATH", help="write the per-step losses and the median step time as JSON")
+    output.add_argument("--checkpoint", metavar="DIR", help="save every rank's shards here at the end (and --checkpoint-every)")
+    output.add_argument("--checkpoint-every", type=positive_int, metavar="N", help="also save every N steps")
+    output.add_argument("--resume", action="store_true", help="start from the checkpoint in --checkpoint DIR")
+    output.add_argument("--quiet", action="store_true", help="no progress bar")
+    output.add_argument("--threads", type=positive_int, default=1, help="torch threads per rank (default: %(default)s)")
+
+
+def add_parser(subcommands) -> argparse.ArgumentParser:
+    parser = subcommands.add_parser("run", help="compile a training job and run it on real ranks (mpiexec)",
+                                    description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    return parser
+
+
+# -- compiling ---------------------------------------------------------------------------
+
+
+def _passes(args: argparse.Namespace, micro_batches: int) -> list:
+    from stagec.passes.stg_autodiff import StgAutodiff
+    from stagec.tools.stagec_stats import training_passes
+
+    args.no_gemm_fusion = False
+    passes = training_passes(args, micro_batches)
+    assert isinstance(passes[0], StgAutodiff)
+    passes[0] = dataclasses.replace(passes[0], lr=args.lr)
+    if args.prefetch:
+        from stagec.passes.stg_fully_shard import StgFullyShard
+        from stagec.passes.stg_insert_releases import StgInsertReleases
+        from stagec.passes.stg_schedule import StgSchedule
+        from stagec.passes.stg_match_collectives import StgMatchCollectives
+        from stagec.passes.stg_shard import StgShard
+
+        # DeepCompile's form (docs/deepcompile.md): per-parameter gathers, then prefetch
+        head = [p for p in passes if isinstance(p, (StgAutodiff, StgShard, StgMatchCollectives))]
+        passes = head + [StgFullyShard(), StgSchedule(), StgInsertReleases()]
+    return passes
+
+
+def compile_job(args: argparse.Namespace):
+    """(module, bindings) of the job `args` describe; UsageError for what cannot run."""
+    from stagec.dialects import make_context
+    from stagec.frontends.templates import ConfigError, build_model, load_config
+    from stagec.passes.diagnostics import PassError
+
+    if args.frontend == "torch":
+        raise UsageError("--frontend torch: `stagec run` initialises the template's parameters; "
+                         "run the model's template (--frontend template)")
+    if args.prefetch and args.fsdp == 1:
+        raise UsageError("--prefetch moves FSDP's all-gathers earlier: give --fsdp N with N > 1")
+    if args.prefetch and args.pp > 1:
+        raise UsageError("--prefetch with --pp is not supported: stg-fully-shard runs on unpipelined steps")
+    mesh = 1
+    for axis in STRATEGY_AXES:
+        mesh *= getattr(args, axis)
+    if mesh != args.ranks:
+        axes = " x ".join(f"{a} {getattr(args, a)}" for a in STRATEGY_AXES if getattr(args, a) > 1) or "no parallel axes"
+        raise UsageError(f"-n {args.ranks}: the strategy's mesh ({axes}) has {mesh} rank(s); "
+                         f"give -n {mesh} or axes whose product is {args.ranks}")
+    if args.resume and not args.checkpoint:
+        raise UsageError("--resume needs --checkpoint DIR (the checkpoint to start from)")
+    if args.resume and not os.path.exists(os.path.join(args.checkpoint, "latest.json")):
+        raise UsageError(f"--resume: {args.checkpoint} holds no checkpoint (no latest.json)")
+    if args.data is not None and not os.path.isfile(args.data):
+        raise UsageError(f"--data {args.data}: no such file (a .npy array of token ids)")
+    if args.lr <= 0:
+        raise UsageError(f"--lr {args.lr}: the learning rate must be positive")
+    micro_batches = micro_batches_of(args)
+    try:
+        config = load_config(args.model)
+        module = build_model(config, args.dtype)
+    except (ConfigError, ImportError, OSError) as error:
+        raise UsageError(f"--model {args.model}: {error}") from None
+    for step in _passes(args, micro_batches):
+        try:
+            step.apply(make_context(), module)
+        except PassError as error:
+            raise UsageError(f"{step.name}: {error}") from None
+    bindings = {"B": args.micro_batch * args.dp * args.fsdp * args.ep, "S": args.seq, "M": micro_batches}
+    if args.prefetch:
+        from stagec.passes.stg_prefetch import StgPrefetch, prefetch
+
+        try:
+            prefetch(module, StgPrefetch(), bindings=bindings)
+        except PassError as error:
+            raise UsageError(f"stg-prefetch: {error}") from None
+    return module, bindings
+
+
+def _check_runs(module, bindings, args) -> None:
+    """Sizes that do not divide fail here, before any rank starts."""
+    from stagec.runtime.exec.program import input_shapes
+    from stagec.runtime.interpreter.errors import InterpreterError
+    from stagec.runtime.interpreter.interpreter import Interpreter
+
+    try:
+        interpreter = Interpreter(module, bindings, verify=False)
+        for op in module.walk():
+            for result in op.results:
+                if hasattr(result.type, "dims") and hasattr(result.type, "splits"):
+                    interpreter.sizes.local_shape(result.type)
+        input_shapes(module, bindings)
+    except InterpreterError as error:
+        raise UsageError(f"the job cannot run: {error}") from None
+
+
+def _module_text(module) -> str:
+    from xdsl.printer import Printer
+
+    stream = io.StringIO()
+    Printer(stream=stream).print_op(module)
+    return stream.getvalue()
+
+
+# -- running -----------------------------------------------------------------------------
+
+
+def run(args: argparse.Namespace) -> None:
+    from stagec.runtime.exec.launch import RunFailed, launch
+
+    if args.json:
+        directory = os.path.dirname(os.path.abspath(args.json))
+        if not os.path.isdir(directory):
+            raise UsageError(f"--json {args.json}: the directory {directory} does not exist")
+    module, bindings = compile_job(args)
+    _check_runs(module, bindings, args)
+    text = _module_text(module)
+    fingerprint = hashlib.sha256((text + json.dumps(bindings, sort_keys=True) + str(args.ranks) + str(args.seed)).encode()).hexdigest()[:16]
+    if args.resume:
+        _check_checkpoint(args.checkpoint, fingerprint)
+    job = {"model": args.model, "steps": args.steps, "seed": args.seed, "init_std": args.init_std,
+           "data": os.path.abspath(args.data) if args.data else None, "threads": args.threads,
+           "checkpoint": os.path.abspath(args.checkpoint) if args.checkpoint else None,
+           "checkpoint_every": args.checkpoint_every, "resume": args.resume, "fingerprint": fingerprint}
+    if fault := os.environ.get("STAGEC_FAULT"):
+        job["fault"] = json.loads(fault)  # tests: {"rank": 1, "step": 2, "kind": "kill" | "raise"}
+    strategy = " ".join(f"{k}={'true' if v is True else v}" for k, v in strategy_options(args).items())
+    if args.pp > 1:
+        strategy += f" pp={args.pp} ({args.schedule})"
+    print(f"stagec run: {args.model}, {args.ranks} rank(s), {strategy or 'one rank'}"
+          f"{' + prefetch' if args.prefetch else ''}, B={bindings['B']} S={bindings['S']} M={bindings['M']}, "
+          f"{args.steps} step(s)", flush=True)
+    progress = _Progress(args.steps, quiet=args.quiet)
+    try:
+        with progress:
+            steps = launch(text, bindings, job, args.ranks, hostfile=args.hostfile, on_step=progress.step)
+    except RunFailed as error:
+        print(f"stagec run: {error}", file=sys.stderr)
+        raise SystemExit(1) from None
+    times = [s.seconds for s in steps]
+    median = statistics.median(times[1:] if len(times) > 1 else times)
+    print(f"stagec run: {len(steps)} steps, final loss {steps[-1].loss:.6f}, median step {median:.4f} s"
+          f"{' (first step left out)' if len(times) > 1 else ''}")
+    if args.json:
+        _write_json(args.json, {"model": args.model, "ranks": args.ranks, "strategy": strategy_options(args) | (
+            {"pp": args.pp} if args.pp > 1 else {}), "prefetch": args.prefetch, "bindings": bindings,
+            "losses": [s.loss for s in steps], "step_seconds": times, "median_step_seconds": median})
+
+
+def _check_checkpoint(directory: str, fingerprint: str) -> None:
+    path = os.path.join(directory, "latest.json")
+    try:
+        with open(path) as f:
+            saved = json.load(f)
+    except (OSError, ValueError) as error:
+        raise UsageError(f"--resume: cannot read {path}: {error}") from None
+    if saved.get("fingerprint") != fingerprint:
+        raise UsageError(f"--resume: the checkpoint in {directory} is of another job (another model, strategy, "
+                         f"batch, ranks or seed: {saved.get('ranks')} ranks); give the options it was saved with")
+
+
+def _write_json(path: str, data: dict) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(data, f, indent=1)
+    os.replace(tmp, path)
+
+
+class _Progress:
+    """A rich progress bar over the steps, with each step's loss and time printed above it."""
+
+    def __init__(self, steps: int, *, quiet: bool):
+        self.steps, self.quiet = steps, quiet
+        self._progress = None
+
+    def __enter__(self):
+        if not self.quiet:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self._progress = Progress(TextColumn("steps"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                                      transient=True)
+            self._progress.__enter__()
+            self._task = self._progress.add_task("steps", total=self.steps)
+        return self
+
+    def __exit__(self, *exc):
+        if self._progress is not None:
+            self._progress.__exit__(*exc)
+
+    def step(self, report) -> None:
+        line = f"step {report.step:>4}  loss {report.loss:.6f}  {report.seconds:.4f} s"
+        if self._progress is not None:
+            self._progress.console.print(line, highlight=False)
+            self._progress.advance(self._task)
+        else:
+            print(line, flush=True)

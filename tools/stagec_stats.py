@@ -110,6 +110,13 @@ def micro_batches_of(args: argparse.Namespace) -> int:
     micro_batches = batch // step
     if args.pp > 1 and micro_batches < 2:
         raise UsageError(f"--pp {args.pp} needs at least 2 micro-batches per replica; --batch {batch} gives {micro_batches}")
+    virtual = getattr(args, "virtual_stages", 1)
+    if virtual > 1 and args.schedule != "interleaved-1f1b":
+        raise UsageError(f"--virtual-stages {virtual} needs --schedule interleaved-1f1b (--schedule {args.schedule} "
+                         "runs one model chunk per pipeline rank)")
+    if args.schedule == "interleaved-1f1b" and args.pp > 1 and micro_batches % args.pp:
+        raise UsageError(f"--schedule interleaved-1f1b needs a multiple of --pp {args.pp} micro-batches per replica "
+                         f"(as Megatron-LM); the job has {micro_batches}")
     return micro_batches
 
 

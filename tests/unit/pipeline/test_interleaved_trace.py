@@ -85,3 +85,20 @@ def test_interleaving_shrinks_the_bubble(config):
     # (ideally 1/v = 0.5)
     assert bubble_interleaved / compute == pytest.approx((PP - 1) / (2 * M), rel=0.2)
     assert 0.5 <= bubble_interleaved / bubble_plain < 0.65
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--micro-batches", "6", "--schedule", "interleaved-1f1b", "--virtual-stages", "2"],
+     "stagec: error: --schedule interleaved-1f1b needs a multiple of --pp 4 micro-batches per replica "
+     "(as Megatron-LM); the job has 6\n"),
+    (["--micro-batches", "8", "--virtual-stages", "2"],
+     "stagec: error: --virtual-stages 2 needs --schedule interleaved-1f1b (--schedule 1f1b runs one model chunk "
+     "per pipeline rank)\n"),
+    (["--micro-batches", "8", "--schedule", "interleaved-1f1b", "--virtual-stages", "3"],
+     "stagec: error: stg-pipeline: interleaved 1F1B cuts the 16 layers of the model (L = 16) into pp x "
+     "virtual_stages = 4 x 3 = 12 equal chunks: the layer count must be a multiple of 12\n"),
+])
+def test_what_the_cli_refuses(config, extra, message, capsys):
+    assert stagec_cli.main(["stats", "--model", config, "--pp", "4", "--seq", "64", *extra]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == message and captured.out == ""

@@ -105,11 +105,11 @@ def test_micro_batches_must_be_a_multiple_of_pp():
         interleaved_one_f_one_b(0, 4, 2, 6)
 
 
-def test_one_chunk_is_plain_1f1b_apart_from_the_warmup_cap():
-    # v = 1: (pp-k-1)*2 warm-up forwards, not 1F1B's pp-k-1 (Megatron's formula; v = 1
-    # is never run interleaved there). With M == pp all forwards come first.
-    assert [s.kind for s in interleaved_one_f_one_b(0, 2, 1, 4)] == list("FFFBFBBB")
-    assert order(one_f_one_b(0, 2, 4)).count("F") == 4
+def test_one_chunk_warms_up_twice_as_long_as_plain_1f1b():
+    # v = 1 through Megatron's interleaved formula: (pp-k-1)*2 = 2 warm-up forwards on
+    # rank 0 of pp = 2 (plain 1F1B: pp-k-1 = 1), then (F2, B0) (F3, B1), then B2 B3.
+    assert order(interleaved_one_f_one_b(0, 2, 1, 4)) == "F0.0 F0.1 F0.2 B0.0 F0.3 B0.1 B0.2 B0.3"
+    assert order(one_f_one_b(0, 2, 4)) == "F0.0 F0.1 B0.0 F0.2 B0.1 F0.3 B0.2 B0.3"
 
 
 def simulate(pp: int, v: int, m: int, orders, forward: float, backward: float) -> float:

@@ -262,8 +262,10 @@ def parameter_sizes(function: func.FuncOp, ev: Evaluator) -> dict[str, tuple[int
             where = stack_slice(op)
             slices[where] = max(slices.get(where, (0, 0)), (g, loc))
     # an interleaved rank holds several slices of a stack: their layers add up locally
+    # (a mention outside every slice covers what the rank holds: memory._held)
     return {
-        name: (max(g for g, _ in slices.values()), sum(loc for _, loc in slices.values()))
+        name: (max(g for g, _ in slices.values()),
+               max(slices.get((), (0, 0))[1], sum(loc for where, (_, loc) in slices.items() if where)))
         for name, slices in seen.items()
     }
 

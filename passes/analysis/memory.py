@@ -155,12 +155,22 @@ def persistent_states(function: func.FuncOp, ev: Evaluator) -> list[PersistentSt
         where = stack_slice(op)
         if where not in slices or slices[where].bytes < state.bytes:
             slices[where] = state
-    # the slices of one stack a rank holds are distinct layers: their tensors add up
-    return [
-        PersistentState(key[0], key[1], states[0].kind, sum(s.multiplicity for s in states),
-                        sum(s.bytes for s in states))
-        for key, states in ((k, list(v.values())) for k, v in found.items())
-    ]
+    return [_held(slices) for slices in found.values()]
+
+
+def _held(slices: dict[tuple[str, ...], PersistentState]) -> PersistentState:
+    """One state as mentioned in each layer-stack slice (`()`: outside every slice).
+    The slices a rank holds are distinct layers, so their tensors add up; a mention
+    outside them (a gradient bucket's whole [L/pp, ...] stack) covers what the rank
+    holds, so it counts where it is larger."""
+    inside = [state for where, state in slices.items() if where]
+    outside = slices.get(())
+    if not inside:
+        assert outside is not None
+        return outside
+    total = PersistentState(inside[0].state, inside[0].param, inside[0].kind,
+                            sum(s.multiplicity for s in inside), sum(s.bytes for s in inside))
+    return outside if outside is not None and outside.bytes > total.bytes else total
 
 
 # -- the report ----------------------------------------------------------------------------

@@ -46,3 +46,22 @@ def test_interleaving_costs_activation_memory_on_rank_0(modules):
     # (the embedding's saved values are in both), and more.
     plain, interleaved = (account(m, BINDINGS).rank_classes[0].memory.breakdown["activations"] for m in modules)
     assert plain < interleaved <= plain * 5 / 4
+
+
+def test_scheduled_and_data_parallel_too():
+    # after stg-shard{dp=2} and the scheduling passes the gradient buckets read each
+    # layer's gradient outside the slices ("layer 2 of 4"): such a mention must not
+    # add to the slices' (one layer against the rank's two), nor halve them
+    from stagec.dialects import make_context
+    from stagec.passes.schedule.pipeline import schedule
+    from stagec.tools.pipeline_spec import build_pipeline
+
+    accounts = []
+    for options in ("pp=2", "pp=2 schedule=interleaved-1f1b virtual_stages=2"):
+        module = step()
+        spec = f"builtin.module(stg-shard{{dp=2}},stg-match-collectives,stg-pipeline{{{options}}})"
+        build_pipeline(spec, mlir_syntax=True).apply(make_context(), module)
+        accounts.append(account(schedule(module), BINDINGS | {"B": 4}))
+    plain, interleaved = accounts
+    for a, b in zip(plain.rank_classes, interleaved.rank_classes, strict=True):
+        assert (b.params, b.memory.persistent) == (a.params, a.memory.persistent)

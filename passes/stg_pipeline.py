@@ -21,6 +21,10 @@ if the module had none), and @train_step is replaced, for each stage k, by
   the live values are the schedule's in-flight activations), sums a tied weight's
   gradient over the stages holding it (stg.all_reduce_stages), and runs the stage's
   share of the optimizer phase. The last stage returns the step's loss.
+With `schedule=interleaved-1f1b virtual_stages=v` the layers are cut into pp*v chunks
+and rank k holds chunks k, k+pp, ... (virtual stages; functions
+`@stage{k}_chunk{c}_forward` / `_backward`), the last rank's chunk c sending to rank 0's
+chunk c+1, and each rank's schedule is Megatron-LM's interleaved 1F1B order.
 The program computes what @train_step computed (the reference interpreter runs the
 stages side by side and compares). pp=1 leaves the module unchanged. See
 docs/pipeline.md for the layer split, the schedules and the send/recv tags.
@@ -44,6 +48,7 @@ from stagec.passes.diagnostics import PassError
 from stagec.passes.pipeline.builder import StageBuilder, describe_layers
 from stagec.passes.pipeline.partition import (
     PartitionError,
+    check_chunk_count,
     check_stage_count,
     partition_by_cost,
     partition_layers,
@@ -64,11 +69,13 @@ class StgPipeline(ModulePass):
     pp: int = 1
     """The number of pipeline stages."""
     schedule: str = "1f1b"
-    """The micro-batch schedule of each stage: 1f1b or gpipe."""
+    """The micro-batch schedule of each stage: 1f1b, gpipe or interleaved-1f1b (Megatron's virtual stages)."""
     balance: str = "layers"
     """How layers are cut into stages: layers (equal layer counts) or cost (equal estimated time)."""
     seq_len: int = 4096
     """The sequence length balance=cost assumes when the model config does not bind S."""
+    virtual_stages: int = 1
+    """Model chunks per rank under schedule=interleaved-1f1b (Megatron's virtual pipeline size): the layers are cut into pp x virtual_stages chunks and rank k holds chunks k, k+pp, ..."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.pp < 1:
@@ -77,23 +84,40 @@ class StgPipeline(ModulePass):
             raise PassError(f"schedule={self.schedule} is not one of {', '.join(SCHEDULES)}")
         if self.balance not in BALANCES:
             raise PassError(f"balance={self.balance} is not one of {', '.join(BALANCES)}")
+        if self.virtual_stages < 1:
+            raise PassError(f"virtual_stages={self.virtual_stages}: each rank holds at least 1 model chunk")
+        interleaved = self.schedule == "interleaved-1f1b"
+        if self.virtual_stages > 1 and not interleaved:
+            raise PassError(
+                f"virtual_stages={self.virtual_stages} needs schedule=interleaved-1f1b (schedule={self.schedule} "
+                "runs one chunk per rank)"
+            )
         if self.pp == 1:
             return
         step = find_train_step(op)
+        v = self.virtual_stages if interleaved else 1
+        if interleaved and step.micro_batches % self.pp:
+            raise PassError(
+                f"schedule=interleaved-1f1b needs a multiple of pp={self.pp} micro-batches (as Megatron-LM); "
+                f"the step has {step.micro_batches}", step.loop
+            )
         mesh = self._mesh(op)
         env = module_bindings(op)
         sizes = [stack.size for stack in step.stacks]
+        stages = self.pp * v
         try:
+            if interleaved:
+                check_chunk_count(sizes, self.pp, v, env)
             if self.balance == "cost":
-                check_stage_count(sizes, self.pp, env)
+                check_stage_count(sizes, stages, env)
                 require_sizes(sizes, env)
-                chunks = partition_by_cost(sizes, self.pp, env, *self._costs(op, step))
+                chunks = partition_by_cost(sizes, stages, env, *self._costs(op, step))
             else:
-                chunks = partition_layers(sizes, self.pp, env)
+                chunks = partition_layers(sizes, stages, env)
         except PartitionError as error:
             raise PassError(str(error), step.stacks[0].forward) from None
-        schedules = [schedule(self.schedule, k, self.pp, step.micro_batches) for k in range(self.pp)]
-        builder = StageBuilder(step, chunks, self.pp, mesh, schedules)
+        schedules = [schedule(self.schedule, k, self.pp, step.micro_batches, v) for k in range(self.pp)]
+        builder = StageBuilder(step, chunks, self.pp, mesh, schedules, v)
         builder.build()
         returned = step.function.body.block.last_op
         assert isinstance(returned, func.ReturnOp)
@@ -104,8 +128,8 @@ class StgPipeline(ModulePass):
             "pp": IntegerAttr(self.pp, i64),
             "schedule": StringAttr(self.schedule),
             "micro_batches": IntegerAttr(step.micro_batches, i64),
-            "layers": describe_layers(chunks, sizes),
-        })
+            "layers": describe_layers(chunks, sizes, self.pp if interleaved else None),
+        } | ({"virtual_stages": IntegerAttr(v, i64)} if interleaved else {}))
 
     def _mesh(self, module: ModuleOp) -> str:
         """Adds the pp axis, outermost (ranks pp-major); returns the mesh's name."""

@@ -18,7 +18,7 @@ STRATEGY_AXES = ("dp", "fsdp", "ep", "cp", "tp", "pp")
 DATA_AXES = ("dp", "fsdp", "ep")  # the axes that split the batch
 OPTIMIZERS = ("adamw", "adam", "sgd")
 DTYPES = ("bf16", "f16", "f32", "f64")
-SCHEDULES = ("1f1b", "gpipe")
+SCHEDULES = ("1f1b", "gpipe", "interleaved-1f1b")
 DEFAULT_SEQ = 4096
 DEFAULT_HARDWARE = "h100-sxm"
 
@@ -72,6 +72,10 @@ def add_job_arguments(parser: argparse.ArgumentParser, *, model_required: bool =
                                "Megatron's distributed optimizer, 2 the gradients too (default: %(default)s; fsdp is 3)")
     strategy.add_argument("--schedule", choices=SCHEDULES, default="1f1b",
                           help="pipeline schedule of the micro-batches with --pp (default: %(default)s)")
+    strategy.add_argument("--virtual-stages", type=positive_int, default=1, metavar="V",
+                          help="model chunks per pipeline rank with --schedule interleaved-1f1b (Megatron's virtual "
+                               "pipeline size): the layers are cut into pp x V chunks, rank k holding chunks k, k+pp, "
+                               "...; the micro-batches must be a multiple of --pp (default: %(default)s)")
     training = parser.add_argument_group("training step")
     training.add_argument("--recompute", action="store_true", help="recompute each layer's activations in the backward pass")
     training.add_argument("--dtype", default="bf16", choices=DTYPES,

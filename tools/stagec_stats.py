@@ -51,8 +51,9 @@ then one rank's, with its communication by collective type. --micro-batch is per
 data-parallel replica (Megatron's micro-batch size); --batch is the global batch.
   stagec stats --model gpt3-5b --tp 8 --sp --batch 8
   stagec stats --model llama3-70b --dp 2 --tp 8 --fsdp 2 --batch 64 --seq 4096
---pp runs stg-pipeline after them (--schedule 1f1b or gpipe): the report has one rank
-class per pipeline stage, each stage's peak with its in-flight micro-batches.
+--pp runs stg-pipeline after them (--schedule 1f1b, gpipe, or interleaved-1f1b with
+--virtual-stages V): the report has one rank class per pipeline stage, each stage's
+peak with its in-flight micro-batches.
   stagec stats --model gpt3-5b --pp 8 --batch 64 --seq 2048
   stagec stats --model llama3-70b --tp 4 --pp 2 --batch 16 --seq 4096 --schedule gpipe"""
 
@@ -109,6 +110,13 @@ def micro_batches_of(args: argparse.Namespace) -> int:
     micro_batches = batch // step
     if args.pp > 1 and micro_batches < 2:
         raise UsageError(f"--pp {args.pp} needs at least 2 micro-batches per replica; --batch {batch} gives {micro_batches}")
+    virtual = getattr(args, "virtual_stages", 1)
+    if virtual > 1 and args.schedule != "interleaved-1f1b":
+        raise UsageError(f"--virtual-stages {virtual} needs --schedule interleaved-1f1b (--schedule {args.schedule} "
+                         "runs one model chunk per pipeline rank)")
+    if args.schedule == "interleaved-1f1b" and args.pp > 1 and micro_batches % args.pp:
+        raise UsageError(f"--schedule interleaved-1f1b needs a multiple of --pp {args.pp} micro-batches per replica "
+                         f"(as Megatron-LM); the job has {micro_batches}")
     return micro_batches
 
 
@@ -128,7 +136,8 @@ def training_passes(args: argparse.Namespace, micro_batches: int) -> list:
     if strategy := strategy_options(args):
         passes += [StgShard(**strategy), StgMatchCollectives()]
     if args.pp > 1:
-        passes.append(StgPipeline(pp=args.pp, schedule=args.schedule, seq_len=args.seq))
+        passes.append(StgPipeline(pp=args.pp, schedule=args.schedule, seq_len=args.seq,
+                                  virtual_stages=getattr(args, "virtual_stages", 1)))
     return passes + scheduling_passes(fuse_gemms=not getattr(args, "no_gemm_fusion", False),
                                       bucket_mb=getattr(args, "bucket_mb", DEFAULT_BUCKET_MB))
 
@@ -209,7 +218,8 @@ def run(args: argparse.Namespace) -> None:
         _print_inference(result, args, strategy, bindings)
         return
     setup = {
-        "strategy": _describe(strategy | ({"pp": args.pp, "schedule": args.schedule} if args.pp > 1 else {})),
+        "strategy": _describe(strategy | ({"pp": args.pp, "schedule": args.schedule} if args.pp > 1 else {})
+                              | ({"virtual_stages": args.virtual_stages} if args.virtual_stages > 1 else {})),
         "batch": micro_batches * args.micro_batch * replicas,
         "micro_batch": args.micro_batch,
         "micro_batches": micro_batches,

@@ -37,7 +37,8 @@ every rank and DIR/comm_group.json (ASTRA-sim: --workload-configuration=DIR/<pre
 The model is a named config or a Hugging Face config.json; stg-autodiff makes a
 training step with --batch / (--micro-batch x data-parallel replicas) micro-batches,
 the strategy flags shard it (stg-shard, stg-match-collectives) and --pp cuts it into
-pipeline stages with a 1F1B or GPipe schedule (stg-pipeline). Ranks are numbered as
+pipeline stages with a 1F1B, GPipe or interleaved 1F1B schedule (stg-pipeline;
+--virtual-stages V chunks per rank). Ranks are numbered as
 the mesh says: [pp, dp, fsdp, ep, cp, tp], tp fastest.
 
 What the traces hold (docs/chakra.md "Emission"):

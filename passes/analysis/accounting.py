@@ -53,6 +53,7 @@ from stagec.passes.analysis.memory import (
     MemoryReport,
     analyze_memory,
     repeat_multiplicity,
+    stack_slice,
 )
 
 PHASES = (*(kind.value for kind in PhaseKind), "")  # "": outside any phase
@@ -250,15 +251,23 @@ def parameter_sizes(function: func.FuncOp, ev: Evaluator) -> dict[str, tuple[int
     """(global, local) elements of each parameter name the function reads. A slice of
     a layer stack (a pipeline stage's `stg.repeat L/2 offset k of L`) holds its slice
     locally but names the whole stack's L layers globally."""
-    seen: dict[str, tuple[int, int]] = {}
+    seen: dict[str, dict[tuple[str, ...], tuple[int, int]]] = {}
     for op in function.walk():
         if isinstance(op, ParamOp):
             ty = op.result.type
             name = op.tensor_name.data
             g = repeat_multiplicity(op, ev, whole_stacks=True) * ev.int(ty.global_numel(), f"the size of \"{name}\"")
             loc = repeat_multiplicity(op, ev) * ev.int(ty.local_numel(), f"the local size of \"{name}\"")
-            seen[name] = max(seen.get(name, (0, 0)), (g, loc))
-    return seen
+            slices = seen.setdefault(name, {})
+            where = stack_slice(op)
+            slices[where] = max(slices.get(where, (0, 0)), (g, loc))
+    # an interleaved rank holds several slices of a stack: their layers add up locally
+    # (a mention outside every slice covers what the rank holds: memory._held)
+    return {
+        name: (max(g for g, _ in slices.values()),
+               max(slices.get((), (0, 0))[1], sum(loc for where, (_, loc) in slices.items() if where)))
+        for name, slices in seen.items()
+    }
 
 
 def _tokens(function: func.FuncOp, ev: Evaluator) -> int | None:

@@ -117,11 +117,23 @@ def repeat_multiplicity(op: Operation, ev: Evaluator, whole_stacks: bool = False
     return count
 
 
+def stack_slice(op: Operation) -> tuple[str, ...]:
+    """The layer-stack slices enclosing `op` (`stg.repeat ... offset k of L`), by their
+    offsets: an interleaved pipeline rank (docs/pipeline.md) reads the same per-layer
+    state names in several slices, each holding its own layers."""
+    offsets, parent = [], op.parent_op()
+    while parent is not None:
+        if isinstance(parent, RepeatOp) and parent.offset is not None:
+            offsets.append(str(parent.offset_expr))
+        parent = parent.parent_op()
+    return tuple(offsets)
+
+
 def persistent_states(function: func.FuncOp, ev: Evaluator) -> list[PersistentState]:
     """Every distinct (state, param) the function reads or assigns, counted once (the
     largest size if two mentions disagree); a parameter kept only as its master
     (liveness.gathered_from_master) is none."""
-    found: dict[tuple[str, str | None], PersistentState] = {}
+    found: dict[tuple[str, str | None], dict[tuple[str, ...], PersistentState]] = {}
     from_master = gathered_from_master(function)
     for op in function.walk():
         if isinstance(op, ParamOp):
@@ -139,9 +151,26 @@ def persistent_states(function: func.FuncOp, ev: Evaluator) -> list[PersistentSt
         mult = repeat_multiplicity(op, ev)
         kind = KV_CACHE if isinstance(op, KvCacheOp) else state_kind(*key)
         state = PersistentState(key[0], key[1], kind, mult, mult * ev.device_bytes(ty))
-        if key not in found or found[key].bytes < state.bytes:
-            found[key] = state
-    return list(found.values())
+        slices = found.setdefault(key, {})
+        where = stack_slice(op)
+        if where not in slices or slices[where].bytes < state.bytes:
+            slices[where] = state
+    return [_held(slices) for slices in found.values()]
+
+
+def _held(slices: dict[tuple[str, ...], PersistentState]) -> PersistentState:
+    """One state as mentioned in each layer-stack slice (`()`: outside every slice).
+    The slices a rank holds are distinct layers, so their tensors add up; a mention
+    outside them (a gradient bucket's whole [L/pp, ...] stack) covers what the rank
+    holds, so it counts where it is larger."""
+    inside = [state for where, state in slices.items() if where]
+    outside = slices.get(())
+    if not inside:
+        assert outside is not None
+        return outside
+    total = PersistentState(inside[0].state, inside[0].param, inside[0].kind,
+                            sum(s.multiplicity for s in inside), sum(s.bytes for s in inside))
+    return outside if outside is not None and outside.bytes > total.bytes else total
 
 
 # -- the report ----------------------------------------------------------------------------

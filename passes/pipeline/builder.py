@@ -22,6 +22,11 @@ A value used by a function other than the one computing it moves:
 - between stages: stg.send right after it is computed, stg.recv just before its first
   use, with a tag of its own (the Mailbox and ASTRA-sim pair them on it).
 
+Under an interleaved schedule the "stages" above are the pp*v virtual stages: virtual
+stage s is model chunk s // pp of rank s % pp, with functions `@stage{k}_chunk{c}_forward`
+and `_backward`; a send or recv names the peer's rank, and the schedule of rank k
+calls the functions of all its chunks.
+
 The schedule `@train_step_stage{k}` slices the micro-batches out of the inputs, calls
 the stage's forward and backward in schedule order, accumulates the loss (the stage
 computing it), sums tied gradients, and runs the stage's share of the optimizer
@@ -90,10 +95,12 @@ def _state_param(op: Operation) -> str | None:
 
 
 class Function:
-    """A stage function under construction."""
+    """A stage function under construction: of virtual stage `stage` on rank `rank`
+    (a schedule's stage is its rank)."""
 
-    def __init__(self, name: str, stage: int, kind: str):
+    def __init__(self, name: str, stage: int, kind: str, rank: int | None = None):
         self.name, self.stage, self.kind = name, stage, kind
+        self.rank = stage if rank is None else rank
         self.block = Block()
         self.cursor = self.block  # where new ops go
         self.values: dict[SSAValue, SSAValue] = {}  # original value -> its value here
@@ -116,10 +123,16 @@ class Function:
 class StageBuilder:
     """Builds the per-stage functions of a training step (module doc)."""
 
-    def __init__(self, step: TrainStep, chunks: list[list[Chunk]], pp: int, mesh: str, schedules: list[list[Step]]):
+    def __init__(self, step: TrainStep, chunks: list[list[Chunk]], pp: int, mesh: str, schedules: list[list[Step]],
+                 virtual: int = 1):
+        """`chunks` has the layers of each of the pp*virtual virtual stages; `schedules`
+        the calls of each of the pp ranks."""
         self.step, self.chunks, self.pp, self.mesh, self.schedules = step, chunks, pp, mesh, schedules
-        self.forward = [Function(f"stage{k}_forward", k, FORWARD) for k in range(pp)]
-        self.backward = [Function(f"stage{k}_backward", k, BACKWARD) for k in range(pp)]
+        self.virtual, self.stages = virtual, pp * virtual
+        assert len(chunks) == self.stages
+        names = [f"stage{s}" if virtual == 1 else f"stage{s % pp}_chunk{s // pp}" for s in range(self.stages)]
+        self.forward = [Function(f"{n}_forward", s, FORWARD, s % pp) for s, n in enumerate(names)]
+        self.backward = [Function(f"{n}_backward", s, BACKWARD, s % pp) for s, n in enumerate(names)]
         self.schedule = [Function(f"{TRAIN_STEP_FUNCTION}_stage{k}", k, SCHEDULE) for k in range(pp)]
         # original value -> (function computing it, its value there)
         self.home: dict[SSAValue, tuple[Function, SSAValue]] = {}
@@ -194,15 +207,20 @@ class StageBuilder:
             out.name_hint = value.name_hint
         elif source.stage != target.stage and SCHEDULE not in (source.kind, target.kind):
             self._check_direction(value, source, target)
+            if source.rank == target.rank:
+                raise PassError(
+                    f"{target.name} needs {_describe(value)} from {source.name}, a chunk of the same rank: "
+                    "stg-pipeline moves values between virtual stages of different ranks only"
+                )
             tag = self.next_tag
             self.next_tag += 1
-            send = stg.SendOp(value, self.mesh, "pp", target.stage, tag)
+            send = stg.SendOp(value, self.mesh, "pp", target.rank, tag)
             if isinstance(value, BlockArgument):
                 where = InsertPoint.at_start(value.block)
             else:
                 where = InsertPoint.after(value.owner)
             Rewriter.insert_op(send, where)
-            recv = target.append(stg.RecvOp(self.mesh, "pp", source.stage, tag, value.type))
+            recv = target.append(stg.RecvOp(self.mesh, "pp", source.rank, tag, value.type))
             out = recv.result
             out.name_hint = value.name_hint
         else:
@@ -308,7 +326,7 @@ class StageBuilder:
         accumulations = {a.assign: a for a in find_accumulations(block)}
         deferred = {op for a in accumulations.values() for op in a.ops} | {a.read for a in accumulations.values()}
         stacks = {stack.backward: s for s, stack in enumerate(self.step.stacks)}
-        last = self.pp - 1
+        last = self.stages - 1
         for op in block.ops:
             if isinstance(op, stg.YieldOp) or (is_source(op) and op not in deferred):
                 continue
@@ -390,7 +408,7 @@ class StageBuilder:
                 "the ops after the phases of the micro-batch loop use values of several stages "
                 f"({', '.join(map(str, sorted(stages)))})", self.step.trailing[0]
             )
-        self.trailing_stage = stages.pop() if stages else self.pp - 1
+        self.trailing_stage = stages.pop() if stages else self.stages - 1
         for op in self.step.trailing:
             for v in external_uses(op):
                 value = phase_value(v)
@@ -399,23 +417,24 @@ class StageBuilder:
                     fn.result_index(new)
 
     def _owners(self) -> dict[str, set[int]]:
-        """The stages whose forward or backward touch each parameter (outside the layer
-        stacks, whose parameters go with their layers)."""
+        """The ranks whose forward or backward functions touch each parameter (outside
+        the layer stacks, whose parameters go with their layers)."""
         owners: dict[str, set[int]] = {}
         for fn in (*self.forward, *self.backward):
             for op in _outside_repeats(fn.block):
                 if (param := _state_param(op)) is not None:
-                    owners.setdefault(param, set()).add(fn.stage)
+                    owners.setdefault(param, set()).add(fn.rank)
         return owners
 
     # -- the schedules ---------------------------------------------------------------------
 
     def _schedule(self, k: int, owners: dict[str, set[int]], all_tied: dict[str, tuple[Attribute, list[int]]]) -> None:
-        fn, forward, backward, loop = self.schedule[k], self.forward[k], self.backward[k], self.step.loop
+        fn, loop = self.schedule[k], self.step.loop
         m = self.step.micro_batches
+        mine = range(k, self.stages, self.pp)  # the rank's virtual stages, chunk by chunk
         # the micro-batches' inputs
         inputs: list[dict[int, SSAValue]] = [{} for _ in range(m)]
-        for j in forward.inputs:
+        for j in dict.fromkeys(j for s in mine for j in self.forward[s].inputs):
             whole = self.fetch(loop.scanned[j], fn, loop)
             piece = stacked(unstacked(whole.type), Expr.const(1))
             split = fn.append(stg.SplitOp(whole, 0, [piece] * m))
@@ -431,20 +450,22 @@ class StageBuilder:
                 zero = fn.append(stg.FillOp(0.0, ty)).result
                 fn.append(stg.AssignOp(zero, GRAD, param))
         carries = None
-        if k == self.trailing_stage:
+        assert self.trailing_stage is not None
+        if k == self.trailing_stage % self.pp:
             carries = [self.fetch(v, fn, loop) for v in loop.carried]
-        results: dict[int, Sequence[SSAValue]] = {}
+        results: dict[tuple[int, int], Sequence[SSAValue]] = {}
         for step in self.schedules[k]:
-            i = step.micro_batch
+            i, s = step.micro_batch, step.chunk * self.pp + k
+            forward, backward = self.forward[s], self.backward[s]
             if step.kind == "F":
                 types = [v.type for v in forward.results]
                 call = fn.append(func.CallOp(forward.name, [inputs[i][j] for j in forward.inputs], types))
-                results[i] = call.results
-                if carries is not None:
-                    carries = self._accumulate(fn, carries, results[i], forward)
+                results[s, i] = call.results
+                if carries is not None and s == self.trailing_stage:
+                    carries = self._accumulate(fn, carries, results[s, i], forward)
             else:
-                fn.append(func.CallOp(backward.name, [results[i][r] for r in backward.saved], []))
-                del results[i]
+                fn.append(func.CallOp(backward.name, [results[s, i][r] for r in backward.saved], []))
+                del results[s, i]
         for param, (ty, stages) in sorted(tied.items()):
             read = fn.append(stg.OptimizerStateOp(GRAD, param, ty)).result
             total = fn.append(stg.AllReduceStagesOp(read, self.mesh, "pp", stages)).result
@@ -456,8 +477,8 @@ class StageBuilder:
             self._optimizer(k, fn, owners)
 
     def _tied(self, owners: dict[str, set[int]]) -> dict[str, tuple[Attribute, list[int]]]:
-        """Weights held on several stages whose gradient the backward accumulates ->
-        (the gradient's type, the stages holding a copy)."""
+        """Weights held on several ranks whose gradient the backward accumulates ->
+        (the gradient's type, the ranks holding a copy)."""
         grads: dict[str, Attribute] = {p: ty for p, (ty, _) in self.tied_grads.items()}
         for f in self.backward:
             for op in _outside_repeats(f.block):
@@ -465,7 +486,8 @@ class StageBuilder:
                     grads.setdefault(op.param.data, op.value.type)
         tied = {}
         for param, ty in grads.items():
-            stages = owners.get(param, set()) | self.tied_grads.get(param, (ty, set()))[1]
+            split = self.tied_grads.get(param, (ty, set()))[1]
+            stages = owners.get(param, set()) | {s % self.pp for s in split}
             if len(stages) > 1:
                 tied[param] = (ty, sorted(stages))
         return tied
@@ -500,7 +522,7 @@ class StageBuilder:
                 continue
             if op in stacks:
                 for stage, chunk in self.stack_chunks(stacks[op]):
-                    if stage == k:
+                    if stage % self.pp == k:
                         self.slice_of(op, chunk, [], [], fn)
                 continue
             if (param := _state_param(op)) is not None:
@@ -541,8 +563,9 @@ class StageBuilder:
             returns[fn.stage].append(new)
         out = []
         for k in range(self.pp):
-            out.append(_wrap(self.forward[k], PhaseKind.FORWARD, self.forward[k].results))
-            out.append(_wrap(self.backward[k], PhaseKind.BACKWARD, []))
+            for s in range(k, self.stages, self.pp):
+                out.append(_wrap(self.forward[s], PhaseKind.FORWARD, self.forward[s].results))
+                out.append(_wrap(self.backward[s], PhaseKind.BACKWARD, []))
             schedule = self.schedule[k]
             schedule.append(func.ReturnOp(*returns[k]))
             op = func.FuncOp(
@@ -578,11 +601,13 @@ def _wrap(fn: Function, kind: PhaseKind, results: list[SSAValue]) -> func.FuncOp
     return func.FuncOp(fn.name, types, Region(fn.block))
 
 
-def describe_layers(chunks: list[list[Chunk]], sizes: Sequence[Expr]) -> StringAttr:
+def describe_layers(chunks: list[list[Chunk]], sizes: Sequence[Expr], pp: int | None = None) -> StringAttr:
+    """`k: [lo, hi) of L; ...` per stage; with `pp` (interleaved), `k.c: ...` per chunk c
+    of rank k, in virtual-stage order."""
     parts = []
-    for k, stage in enumerate(chunks):
+    for s, stage in enumerate(chunks):
         held = ", ".join(
             f"[{c.offset}, {c.offset + c.count}) of {sizes[c.stack]}" for c in stage
         )
-        parts.append(f"{k}: {held}")
+        parts.append(f"{s}: {held}" if pp is None else f"{s % pp}.{s // pp}: {held}")
     return StringAttr("; ".join(parts))

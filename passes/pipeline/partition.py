@@ -64,6 +64,21 @@ def check_stage_count(sizes: Sequence[Expr], pp: int, env: dict[str, int]) -> No
         )
 
 
+def check_chunk_count(sizes: Sequence[Expr], pp: int, virtual: int, env: dict[str, int]) -> None:
+    """Interleaving cuts the layers into pp*virtual equal chunks (Megatron-LM asserts
+    the same): the layer count must be a multiple of it where it is known."""
+    numbers = numeric_sizes(sizes, env)
+    if numbers is None:
+        return  # a symbolic L is cut into L/(pp*virtual); several stacks need their sizes anyway
+    total = sum(numbers)
+    if total % (pp * virtual):
+        raise PartitionError(
+            f"interleaved 1F1B cuts the {total} layers of the model ({_describe(sizes, env)}) into pp x "
+            f"virtual_stages = {pp} x {virtual} = {pp * virtual} equal chunks: the layer count must be a multiple "
+            f"of {pp * virtual}"
+        )
+
+
 def even_counts(layers: int, pp: int) -> list[int]:
     """layers // pp per stage, the first layers % pp stages one more."""
     base, extra = divmod(layers, pp)

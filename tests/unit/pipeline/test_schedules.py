@@ -12,7 +12,7 @@ import pytest
 from tests.unit.pipeline.pipeline_testing import TINY, pipelined, train_step
 from xdsl.dialects import func
 
-from stagec.passes.pipeline.schedule import gpipe, in_flight, one_f_one_b, schedule
+from stagec.passes.pipeline.schedule import Step, gpipe, in_flight, one_f_one_b, schedule
 
 
 def order(steps) -> str:
@@ -41,8 +41,8 @@ def test_every_schedule_runs_each_micro_batch_once_forward_before_backward(pp, m
     for name in ("1f1b", "gpipe"):
         for k in range(pp):
             steps = schedule(name, k, pp, m)
-            assert sorted(steps) == sorted([("F", i) for i in range(m)] + [("B", i) for i in range(m)])
-            assert all(steps.index(("F", i)) < steps.index(("B", i)) for i in range(m))
+            assert sorted(steps) == sorted([Step("F", i) for i in range(m)] + [Step("B", i) for i in range(m)])
+            assert all(steps.index(Step("F", i)) < steps.index(Step("B", i)) for i in range(m))
             assert in_flight(steps) == (min(pp - k, m) if name == "1f1b" else m)
 
 

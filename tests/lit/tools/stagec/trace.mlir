@@ -34,7 +34,8 @@
 // HELP: examples:
 // HELP: --model NAME|config.json
 // HELP: --pp N
-// HELP: --schedule {1f1b,gpipe}
+// HELP: --schedule {1f1b,gpipe,interleaved-1f1b}
+// HELP: --virtual-stages V
 // HELP: --no-optimizer
 // HELP: --iterations N
 // HELP: --hardware NAME|FILE

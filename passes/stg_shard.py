@@ -13,7 +13,8 @@ Strategies, any combination of them:
 - fsdp: ZeRO-3 (batch split; parameters, gradients and optimizer states sharded along
   their first divisible dim, padded where none divides (docs/sharding.md); gathered before use in forward and again in backward,
   gradients reduce-scattered every micro-batch);
-- tp: Megatron tensor parallel (column-parallel projections split heads / ffn,
+- tp: Megatron tensor parallel (column-parallel projections split heads / ffn / Mamba's
+  inner dim,
   row-parallel ones contract them into a partial sum; vocab-parallel embedding and
   head); with sp=true also Megatron sequence parallel: the residual stream, norms and
   dropouts hold a sequence shard, so all-gather / reduce-scatter replace all-reduce.
@@ -57,9 +58,8 @@ multiple of them; a size the axes do not divide (or an fsdp / ZeRO degree larger
 a parameter's elements, or dividing no dim of one whose dims are all split already); an override that does not parse, names no tensor or
 does not fit it; an already distributed program; an op with no distribution rule or no layout its
 rule allows.
-Warns (stderr, one line, and goes on) where tp > 1 meets Mamba blocks, which stay
-replicated over tp. Storage that fsdp / ZeRO divide no dim of is padded
-(docs/sharding.md, "Uneven shards").
+Storage that fsdp / ZeRO divide no dim of is padded (docs/sharding.md, "Uneven
+shards").
 """
 
 from __future__ import annotations
@@ -80,8 +80,7 @@ from stagec.dialects.stg.config import config_bindings
 from stagec.dialects.stg.mesh import MeshOp
 from stagec.dialects.stg.state import InputOp, ParamOp
 from stagec.dialects.symbolic import Expr
-from stagec.dialects.stg.model_ops import SsmScanOp
-from stagec.passes.diagnostics import PassError, warn
+from stagec.passes.diagnostics import PassError
 from stagec.passes.shard.propagate import Propagation, narrow_reshards
 from stagec.passes.shard.strategy import STANDARD_AXES, TP_FACTORS, ZERO_AXES, Strategy
 
@@ -137,7 +136,6 @@ class StgShard(ModulePass):
         strategy = Strategy(sizes, self.sp, _overrides(ctx, op, self.override, sizes), self.zero)
         if not sizes:
             return
-        _warn_replicated_mamba(op, sizes)
         if mesh is None:
             mesh = MeshOp(MESH, list(sizes.items()))
             op.body.block.insert_op_before(mesh, op.body.block.first_op)
@@ -189,22 +187,6 @@ class StgShard(ModulePass):
         return declared
 
 
-def _warn_replicated_mamba(module: ModuleOp, sizes: dict[str, Expr]) -> None:
-    """Mamba's inner dim DI has no tp rule yet (Megatron splits it: in_proj column-
-    parallel, conv and scan per channel, out_proj row-parallel): its blocks run whole
-    on every tp rank, which the user should know rather than read off the memory."""
-    tp = [a for a in ("tp", *TP_FACTORS) if a in sizes]
-    if not tp or not any(isinstance(o, SsmScanOp) for o in module.walk()):
-        return
-    degree = " * ".join(str(sizes[a]) for a in tp)
-    warn(
-        "stg-shard",
-        f"Mamba blocks stay replicated over tp = {degree}: their inner dim DI is not split "
-        "(Megatron's in_proj column-parallel / out_proj row-parallel split is not implemented), "
-        "so every tp rank holds and computes each Mamba layer whole; only the vocabulary is split",
-    )
-
-
 def _mesh(module: ModuleOp) -> MeshOp | None:
     meshes = [op for op in module.ops if isinstance(op, MeshOp)]
     if len(meshes) > 1:
@@ -241,7 +223,7 @@ def _check_divisible(module: ModuleOp, sizes: dict[str, Expr], known: dict[str, 
     """The model's own sizes must divide over the axes that will split them."""
     tp = ("tp", *TP_FACTORS)
     rules = [
-        (tp, [("N", "attention heads"), ("F", "ffn size"), ("FE", "expert ffn size"), ("V", "vocabulary")]),
+        (tp, [("N", "attention heads"), ("F", "ffn size"), ("FE", "expert ffn size"), ("DI", "Mamba inner dim"), ("V", "vocabulary")]),
         (("tp", "tp_kv"), [("KV", "key/value heads")]),
         (("ep",), [("E", "experts")]),
     ]

@@ -2,7 +2,8 @@
 
 Every dim of the training IR has a symbolic size over the model's symbols
 (docs/training-ir.md), and the symbols say what the dim is: `B` batch, `S` sequence,
-`N` query heads, `KV` key/value heads, `F`/`FE`/`FS` feed-forward, `V` vocabulary, `E` experts; a
+`N` query heads, `KV` key/value heads, `F`/`FE`/`FS` feed-forward and Mamba's inner
+dim `DI` (split as Megatron's Mamba layer splits it), `V` vocabulary, `E` experts; a
 merged `B*S` is the token dim, and an expert's capacity `(k*B*S/E)` holds tokens too.
 A strategy maps those dim classes to mesh axes, as Megatron-LM lays them out:
 
@@ -54,7 +55,7 @@ class DimClass(Enum):
     NONE = "none"
 
 
-_FFN = {"F", "FE", "FS"}
+_FFN = {"F", "FE", "FS", "DI"}  # DI: Mamba's inner dim, which tp splits as Megatron does
 
 
 def classify_shape(shape: Sequence[Expr]) -> list[DimClass]:

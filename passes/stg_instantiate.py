@@ -317,7 +317,10 @@ class _Instantiator:
         value, axes = size.as_int(), dim.axis_names
         if value is not None and axes and all(a in self.env for a in axes):
             parts = prod(self.env[a] for a in axes)
-            if value % parts:
+            if dim.padded.data:  # a padded dim (docs/sharding.md): its extent must be the ceiling
+                if dim.padded.data != -(-value // parts):
+                    self.fail(place, f"padded extent {dim.padded.data} of {dim.expr} = {value} over {'*'.join(axes)} = {parts} is not ceil({value}/{parts}) = {-(-value // parts)}")
+            elif value % parts:
                 given = f"{dim.expr} = {value}" if dim.expr.symbols else str(value)
                 by = (
                     f"{axes[0]} = {parts}"
@@ -325,7 +328,7 @@ class _Instantiator:
                     else f"{'*'.join(axes)} = {parts} ({_values(axes, self.env)})"
                 )
                 self.fail(place, f"{given} is not divisible by {by}")
-        return dim if size == dim.expr else DimAttr(size, dim.axes)
+        return dim if size == dim.expr else DimAttr(size, dim.axes, dim.padded)
 
     def expr(self, expr: Expr, place: str, *, is_size: bool) -> Expr:
         """`expr` with the bindings substituted. A number it becomes must be an

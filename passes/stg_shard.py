@@ -11,9 +11,10 @@ gives, a `stg.reshard` says so; stg-match-collectives lowers it to collectives.
 Strategies, any combination of them:
 - dp: data parallel (batch split; gradients partial over dp, all-reduced once per step);
 - fsdp: ZeRO-3 (batch split; parameters, gradients and optimizer states sharded along
-  their first divisible dim; gathered before use in forward and again in backward,
+  their first divisible dim, padded where none divides (docs/sharding.md); gathered before use in forward and again in backward,
   gradients reduce-scattered every micro-batch);
-- tp: Megatron tensor parallel (column-parallel projections split heads / ffn,
+- tp: Megatron tensor parallel (column-parallel projections split heads / ffn / Mamba's
+  inner dim,
   row-parallel ones contract them into a partial sum; vocab-parallel embedding and
   head); with sp=true also Megatron sequence parallel: the residual stream, norms and
   dropouts hold a sequence shard, so all-gather / reduce-scatter replace all-reduce.
@@ -53,10 +54,12 @@ computed unsharded (the reference interpreter checks it), and the result verifie
 Checks, failing with a diagnostic naming the module or op: an axis size that is not a
 positive integer or a symbol; sp=true without tp; zero not 0, 1 or 2, or zero without
 a data-parallel axis; a tp that neither divides the model's key/value heads nor is a
-multiple of them; a size the axes do not divide (or an fsdp / ZeRO degree that
-divides no dim of a parameter); an override that does not parse, names no tensor or
+multiple of them; a size the axes do not divide (or an fsdp / ZeRO degree larger than
+a parameter's elements, or dividing no dim of one whose dims are all split already); an override that does not parse, names no tensor or
 does not fit it; an already distributed program; an op with no distribution rule or no layout its
 rule allows.
+Storage that fsdp / ZeRO divide no dim of is padded (docs/sharding.md, "Uneven
+shards").
 """
 
 from __future__ import annotations
@@ -220,7 +223,7 @@ def _check_divisible(module: ModuleOp, sizes: dict[str, Expr], known: dict[str, 
     """The model's own sizes must divide over the axes that will split them."""
     tp = ("tp", *TP_FACTORS)
     rules = [
-        (tp, [("N", "attention heads"), ("F", "ffn size"), ("FE", "expert ffn size"), ("V", "vocabulary")]),
+        (tp, [("N", "attention heads"), ("F", "ffn size"), ("FE", "expert ffn size"), ("DI", "Mamba inner dim"), ("V", "vocabulary")]),
         (("tp", "tp_kv"), [("KV", "key/value heads")]),
         (("ep",), [("E", "experts")]),
     ]

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
+    IntAttr,
     IntegerType,
     StringAttr,
 )
@@ -75,17 +76,24 @@ class DimAttr(ParametrizedAttribute):
 
     `#stg.dim<4*H/tp/cp>` is a dim of global size 4*H split over tp, then cp within
     each tp shard (so tp is the major axis of the split).
+
+    A padded dim (docs/sharding.md, "Uneven shards") names its per-rank extent after a
+    colon: `#stg.dim<H/fsdp:3>` with H = 8 and fsdp = 3 holds 3 = ceil(8/3) elements
+    on every rank, rank i the elements [3i, 3i + 3) of H zero-padded to 9, as FSDP's
+    flat parameters and Megatron's distributed optimizer pad a shard. `padded` is 0
+    for an even dim (the extent is then size / product(axes)).
     """
 
     name = "stg.dim"
 
     size: ExprAttr
     axes: ArrayAttr[StringAttr]
+    padded: IntAttr
 
-    def __init__(self, size: int | str | Expr | ExprAttr, axes: Iterable[str | StringAttr] = ()):
+    def __init__(self, size: int | str | Expr | ExprAttr, axes: Iterable[str | StringAttr] = (), padded: int | IntAttr = 0):
         if not isinstance(size, ExprAttr):
             size = ExprAttr.of(size)
-        super().__init__(size, _axis_names(axes))
+        super().__init__(size, _axis_names(axes), padded if isinstance(padded, IntAttr) else IntAttr(padded))
 
     @property
     def expr(self) -> Expr:
@@ -95,18 +103,35 @@ class DimAttr(ParametrizedAttribute):
     def axis_names(self) -> tuple[str, ...]:
         return tuple(a.data for a in self.axes.data)
 
+    @property
+    def padded_extent(self) -> int | None:
+        """A padded dim's per-rank extent (ceil(size / product(axes))), else None."""
+        return self.padded.data or None
+
     def local_size(self) -> Expr:
-        """The extent a single rank holds: the global size over the split axes."""
+        """The extent a single rank holds: the global size over the split axes, or a
+        padded dim's extent."""
+        if self.padded.data:
+            return Expr.const(self.padded.data)
         return self.expr / product(Expr.sym(a) for a in self.axis_names)
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         with parser.in_angle_brackets():
-            size, axes = parse_dim(parser)
-        return (ExprAttr(size), _axis_names(axes))
+            size, axes, padded = parse_dim(parser)
+        return (ExprAttr(size), _axis_names(axes), IntAttr(padded))
 
     def print_parameters(self, printer: Printer) -> None:
-        printer.print_string(f"<{print_dim(self.expr, self.axis_names)}>")
+        printer.print_string(f"<{print_dim(self.expr, self.axis_names, self.padded.data)}>")
+
+    def verify(self) -> None:
+        padded = self.padded.data
+        if not padded:
+            return
+        if padded < 0 or not self.axes.data:
+            raise VerifyException(
+                f"a padded dim {print_dim(self.expr, self.axis_names, padded)} needs split axes and a positive per-rank extent"
+            )
 
 
 _ELEMENT_BYTES = {16: 2, 32: 4, 64: 8, 8: 1}
@@ -140,7 +165,7 @@ class DistributedTensorType(ParametrizedAttribute, TypeAttribute):
             if isinstance(d, DimAttr):
                 dim_attrs.append(d)
             elif isinstance(d, tuple):
-                dim_attrs.append(DimAttr(d[0], d[1]))
+                dim_attrs.append(DimAttr(*d))
             else:
                 dim_attrs.append(DimAttr(d))
         # Partial-sum axes form a set: order them canonically so equal types compare equal.
@@ -189,10 +214,14 @@ class DistributedTensorType(ParametrizedAttribute, TypeAttribute):
         splits: Sequence[Sequence[str]] | None = None,
         partial: Iterable[str] | None = None,
     ):
-        """The same global tensor with another distribution."""
+        """The same global tensor with another distribution; a padded dim stays padded
+        where its axes stay the same."""
         splits = self.splits if splits is None else splits
         return type(self)(
-            [DimAttr(size, axes) for size, axes in zip(self.shape, splits, strict=True)],
+            [
+                DimAttr(d.expr, axes, d.padded if tuple(axes) == d.axis_names else 0)
+                for d, axes in zip(self.dims.data, splits, strict=True)
+            ],
             self.element_type,
             self.partial_axes if partial is None else partial,
         )
@@ -208,7 +237,7 @@ class DistributedTensorType(ParametrizedAttribute, TypeAttribute):
             parser.parse_punctuation(",")
             element_type = parser.parse_type()
         return (
-            ArrayAttr(DimAttr(size, axes) for size, axes in dims),
+            ArrayAttr(DimAttr(size, axes, padded) for size, axes, padded in dims),
             _axis_names(sorted(set(partial))),
             element_type,
         )
@@ -221,7 +250,7 @@ class DistributedTensorType(ParametrizedAttribute, TypeAttribute):
 
     def layout_str(self) -> str:
         """`[B/dp, H] @tp`: the shape and distribution in STAGE's notation."""
-        dims = ", ".join(print_dim(d.expr, d.axis_names) for d in self.dims.data)
+        dims = ", ".join(print_dim(d.expr, d.axis_names, d.padded.data) for d in self.dims.data)
         return f"[{dims}]" + print_partial_axes(sorted(self.partial_axes))
 
     # -- verification --------------------------------------------------------------------

@@ -147,8 +147,13 @@ class CollectiveOp(CommOp, ABC):
 
     def bytes_moved(self) -> Expr:
         # Chakra's comm_size: the all-gather shard, the full buffer otherwise - both are
-        # the local input.
-        return self.src.local_bytes()
+        # the local input. A reduce-scatter into a padded dim (docs/sharding.md, "Uneven
+        # shards") reduces the padded buffer, its shards' size times the group's, as
+        # NCCL's ncclReduceScatter takes recvcount * nranks elements.
+        src, dst = self.src, self.dst
+        if any(b.padded_extent and not a.padded_extent for a, b in zip(src.dims.data, dst.dims.data)):
+            return dst.local_bytes() * product(Expr.sym(a) for a in self.axis_names)
+        return src.local_bytes()
 
     def verify_layouts(self) -> None:
         names = self.axis_names

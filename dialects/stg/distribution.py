@@ -46,6 +46,7 @@ def unify_letters(
     sizes: dict[str, Expr] = {}
     splits: dict[str, tuple[str, ...]] = {}
     where: dict[str, int] = {}
+    pads: dict[str, int | None] = {}
     for i, (letters, ty) in enumerate(zip(subscripts, types, strict=True)):
         for letter, size, split in zip(letters, ty.shape, ty.splits, strict=True):
             if letter not in sizes:
@@ -54,6 +55,12 @@ def unify_letters(
                 raise VerifyException(
                     f"{what}: {describe(letter)} has size {sizes[letter]} in operand "
                     f"#{where[letter]} but {size} in operand #{i}"
+                )
+            pad = ty.dims.data[letters.index(letter)].padded_extent
+            if split and pads.setdefault(letter, pad) != pad:
+                raise VerifyException(
+                    f"{what}: {describe(letter)} is padded to {pads[letter]} per rank in one operand "
+                    f"but {pad} in operand #{i} (docs/sharding.md, \"Uneven shards\"); reshard one of them first"
                 )
             if split:
                 if splits.get(letter, split) != split:
@@ -164,7 +171,19 @@ def _changed_dim(what: str, src, dst, axes: tuple[str, ...]) -> int:
             f"{what} over [{_axes_str(axes)}] must change the split of exactly one dim, "
             f"but {src.layout_str()} -> {dst.layout_str()} changes {len(changed)}"
         )
+    _check_padding(what, src, dst, changed[0])
     return changed[0]
+
+
+def _check_padding(what: str, src, dst, d: int) -> None:
+    """A padded dim (docs/sharding.md, "Uneven shards") is padded over all of its
+    axes at once: a collective gathers it whole or scatters a whole dim into it."""
+    for padded, other in ((src, dst), (dst, src)):
+        if padded.dims.data[d].padded_extent and other.splits[d]:
+            raise VerifyException(
+                f"{what}: dim {d} of {padded.layout_str()} is padded, so it is gathered into or "
+                f"scattered from a whole dim, not {other.layout_str()}"
+            )
 
 
 def _check_gathered(what: str, src, dst, axes: tuple[str, ...]) -> None:

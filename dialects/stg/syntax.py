@@ -82,8 +82,9 @@ def parse_expr(parser: AttrParser) -> Expr:
             return value
 
 
-def parse_dim(parser: AttrParser) -> tuple[Expr, tuple[str, ...]]:
-    """Parse `4*H/tp/cp` into its global size (4*H) and split axes (tp, cp)."""
+def parse_dim(parser: AttrParser) -> tuple[Expr, tuple[str, ...], int]:
+    """Parse `4*H/tp/cp` into its global size (4*H), split axes (tp, cp) and padded
+    per-rank extent: 0, or the n of a padded dim `H/fsdp:n` (docs/sharding.md)."""
     size = _parse_atom(parser)
     while parser.parse_optional_punctuation("*") is not None:
         size = size * _parse_atom(parser)
@@ -98,7 +99,13 @@ def parse_dim(parser: AttrParser) -> tuple[Expr, tuple[str, ...]]:
                 pos,
             )
         axes.append(axis)
-    return size, tuple(axes)
+    padded = 0
+    if axes and parser.parse_optional_punctuation(":") is not None:
+        pos = parser.pos
+        padded = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        if padded < 1:
+            parser.raise_error("a padded dim's per-rank extent must be positive", pos, parser.pos)
+    return size, tuple(axes), padded
 
 
 def parse_partial_axes(parser: AttrParser) -> tuple[str, ...]:
@@ -122,9 +129,9 @@ def _is_bare_product(size: Expr) -> bool:
     return size.is_integral and size.is_monomial and not text.startswith("-") and " " not in text
 
 
-def print_dim(size: Expr, axes: Sequence[str]) -> str:
+def print_dim(size: Expr, axes: Sequence[str], padded: int = 0) -> str:
     text = str(size) if _is_bare_product(size) else f"({size})"
-    return text + "".join(f"/{a}" for a in axes)
+    return text + "".join(f"/{a}" for a in axes) + (f":{padded}" if padded else "")
 
 
 def print_partial_axes(axes: Sequence[str]) -> str:

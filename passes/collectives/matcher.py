@@ -107,10 +107,19 @@ def match_reshard(
     search = _Search(src, dst, Sizes(dict(mesh_sizes), dict(bindings or {})))
     steps, ty = [], src
     for move in search.run():
-        result = src.with_layout(move.result.splits, move.result.partial)
+        result = _padded_as(src.with_layout(move.result.splits, move.result.partial), dst)
         steps.append(Step(move.op, move.axes, ty, result, float(search.bytes(move.cost))))
         ty = result
     return steps
+
+
+def _padded_as(ty: DistributedTensorType, dst: DistributedTensorType) -> DistributedTensorType:
+    """`ty` with `dst`'s padded dims where it splits them as `dst` does: a padded dim
+    (docs/sharding.md, "Uneven shards") is reached by one collective over all its axes."""
+    if not any(d.padded_extent for d in dst.dims.data):
+        return ty
+    dims = [b if a.axis_names == b.axis_names and b.padded_extent else a for a, b in zip(ty.dims.data, dst.dims.data)]
+    return type(ty)(dims, ty.element_type, ty.partial_axes)
 
 
 def reshard_cost(

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from stagec.dialects.stg.attributes import DistributedTensorType
+from stagec.dialects.stg.attributes import DimAttr, DistributedTensorType
 from stagec.dialects.stg.sharding import Linearity, Signature
 from stagec.passes.shard.strategy import DimClass, Strategy, classify_shape
 
@@ -65,15 +65,39 @@ def solve(
         axes = order.get(_root(letter, tie_of), ())
         return tuple(a for a in axes if not strategy.replicates(a, own.get(letter, DimClass.NONE)))
 
+    # a padded letter (docs/sharding.md, "Uneven shards") is padded alike wherever
+    # the op splits it: as the operand that holds it so
+    pads: dict[str, int] = {}
+    for sub, ty in zip(sig.operands, types):
+        for letter, dim in zip(sub, ty.dims.data):
+            if dim.padded_extent and dim.axis_names == axes_of(letter):
+                pads.setdefault(_root(letter, tie_of), dim.padded_extent)
+
+    def laid(ty: DistributedTensorType, sub: str, splits, partial) -> DistributedTensorType:
+        out = ty.with_layout(splits, partial)
+        if not pads:
+            return out
+        dims = [
+            DimAttr(d.expr, d.axes, pads[_root(letter, tie_of)])
+            if d.axis_names and _root(letter, tie_of) in pads and d.axis_names == axes_of(letter)
+            else d
+            for letter, d in zip(sub, out.dims.data)
+        ]
+        return type(ty)(dims, ty.element_type, out.partial_axes)
+
     kept = _kept_partials(sig, types, used)
     targets = []
     for i, (sub, ty) in enumerate(zip(sig.operands, types)):
         full = [axes_of(letter) for letter in sub]
         # an operand that stays as it is may hold a whole dim others split; one that
         # moves anyway takes the op's split too (a reduce-scatter, not an all-reduce)
-        sliced = [w if split or not sig.slices_locally else () for w, split in zip(full, ty.splits)]
-        target = ty.with_layout(sliced, kept[i])
-        targets.append(target if target == ty else ty.with_layout(full, kept[i]))
+        # (not a padded letter: a reshard cuts it, padding and all)
+        sliced = [
+            w if split or not sig.slices_locally or _root(letter, tie_of) in pads else ()
+            for w, split, letter in zip(full, ty.splits, sub)
+        ]
+        target = laid(ty, sub, sliced, kept[i])
+        targets.append(target if target == ty else laid(ty, sub, full, kept[i]))
 
     in_results = {_root(letter, tie_of) for letter in "".join(sig.results)}
     contracted = {_root(letter, tie_of) for letter in "".join(sig.operands)} - in_results - sig.combined
@@ -84,7 +108,7 @@ def solve(
     out = []
     for sub, ty in zip(sig.results, results, strict=True):
         dims = [axes_of(letter) for letter in sub]
-        out.append(ty.with_layout(dims, partial))
+        out.append(laid(ty, sub, dims, partial))
     return Solution(targets, out)
 
 

@@ -2,7 +2,8 @@
 
 Every dim of the training IR has a symbolic size over the model's symbols
 (docs/training-ir.md), and the symbols say what the dim is: `B` batch, `S` sequence,
-`N` query heads, `KV` key/value heads, `F`/`FE`/`FS` feed-forward, `V` vocabulary, `E` experts; a
+`N` query heads, `KV` key/value heads, `F`/`FE`/`FS` feed-forward and Mamba's inner
+dim `DI` (split as Megatron's Mamba layer splits it), `V` vocabulary, `E` experts; a
 merged `B*S` is the token dim, and an expert's capacity `(k*B*S/E)` holds tokens too.
 A strategy maps those dim classes to mesh axes, as Megatron-LM lays them out:
 
@@ -35,10 +36,11 @@ Tables XI and XII).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+import math
 from dataclasses import dataclass, field
 from enum import Enum
 
-from stagec.dialects.stg.attributes import DistributedTensorType
+from stagec.dialects.stg.attributes import DimAttr, DistributedTensorType
 from stagec.dialects.symbolic import Expr, product
 
 
@@ -53,7 +55,7 @@ class DimClass(Enum):
     NONE = "none"
 
 
-_FFN = {"F", "FE", "FS"}
+_FFN = {"F", "FE", "FS", "DI"}  # DI: Mamba's inner dim, which tp splits as Megatron does
 
 
 def classify_shape(shape: Sequence[Expr]) -> list[DimClass]:
@@ -101,10 +103,9 @@ ZERO_AXES: tuple[str, ...] = ("dp", "ep", "cp")
 
 
 class IndivisibleStorage(Exception):
-    """fsdp or ZeRO's axes divide no dim of a tensor's storage (a message for
-    PassError): stagec shards evenly, so it would have to keep the tensor whole on
-    every rank where FSDP and Megatron pad it, and report memory and traffic neither
-    makes."""
+    """fsdp or ZeRO's axes can neither divide nor pad a tensor's storage (a message
+    for PassError): their degree exceeds its elements, or every dim they divide not
+    is split over other axes already."""
 
 
 @dataclass(frozen=True)
@@ -199,34 +200,55 @@ class Strategy:
         self, ty: DistributedTensorType, axes: tuple[str, ...], known: Mapping[str, int], name: str
     ) -> DistributedTensorType:
         """`ty` further split over `axes` (together) along the first dim their product
-        divides; IndivisibleStorage where none does."""
+        divides. Where none does, padded (docs/sharding.md, "Uneven shards"): a whole
+        dim is split into ceil(size / degree) per rank, the last shards zero-padded, as
+        FSDP and Megatron's distributed optimizer pad - the dim that pads least. Where
+        the degree exceeds the tensor's elements (some rank would hold padding only
+        whatever the layout), or only dims other axes already split are left,
+        IndivisibleStorage."""
         if not axes or not ty.shape:
             return ty
         degree = product(self.sizes[a] for a in axes).as_int()
         dims = list(ty.splits)
         locals_: list[int] = []
-        for i, size in enumerate(ty.shape):
+        for i, (size, dim) in enumerate(zip(ty.shape, ty.dims.data)):
+            if dim.padded_extent:
+                locals_.append(dim.padded_extent)
+                continue  # a padded dim is not split further
             local = (size / product(self.sizes[a] for a in dims[i])).subs(known)
             value = local.as_int()
             if value is None or degree is None or value % degree == 0:
                 dims[i] = (*dims[i], *axes)
                 return ty.with_layout(dims)
             locals_.append(value)
-        raise IndivisibleStorage(_indivisible(name, ty, axes, degree, locals_))
+        elements = math.prod(locals_)
+        whole = [i for i, split in enumerate(dims) if not split]
+        if elements < degree or not whole:
+            raise IndivisibleStorage(_indivisible(name, ty, axes, degree, locals_, elements))
+
+        def held(i: int) -> int:  # elements per rank with dim i padded
+            return -(-locals_[i] // degree) * (elements // locals_[i])
+
+        i = min(whole, key=lambda i: (held(i), i))
+        padded = [
+            DimAttr(d.expr, (*axes,), -(-locals_[i] // degree)) if j == i else d for j, d in enumerate(ty.dims.data)
+        ]
+        return type(ty)(padded, ty.element_type, ty.partial_axes)
 
 
-def _indivisible(name: str, ty: DistributedTensorType, axes: tuple[str, ...], degree: int, local: list[int]) -> str:
-    largest = max(local)
-    divisors = [d for d in range(2, largest + 1) if largest % d == 0]
-    below = [d for d in divisors if d < degree][-1:]
-    above = [d for d in divisors if d > degree][:1]
-    near = below + above
+def _indivisible(
+    name: str, ty: DistributedTensorType, axes: tuple[str, ...], degree: int, local: list[int], elements: int
+) -> str:
     over = " x ".join(axes)
-    held = f" (held as [{', '.join(map(str, local))}] per rank)" if any(ty.splits) else ""
-    suggest = f", e.g. {' or '.join(map(str, near))}" if near else ""
     what = f"'{name}' " if name else "a tensor "
+    held = f" (held as [{', '.join(map(str, local))}] per rank)" if any(ty.splits) else ""
+    if elements < degree:
+        return (
+            f"{over} = {degree} exceeds the {elements} elements of {what}{ty.layout_str()}{held}: "
+            f"some rank would hold padding only - give {over} at most {elements}"
+        )
     return (
-        f"{over} = {degree} divides no dim of {what}{ty.layout_str()}{held}; stagec shards storage evenly, "
-        f"where FSDP and Megatron's distributed optimizer pad it - give {over} a size dividing one of "
-        f"its dims ({largest}{suggest})"
+        f"{over} = {degree} divides no dim of {what}{ty.layout_str()}{held}, and every dim it could pad is "
+        f"split over other axes already - give {over} a size dividing one of its dims"
     )
+

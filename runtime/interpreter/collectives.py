@@ -103,7 +103,7 @@ def _result(op, value: PerRank):
 def _regroup_over(op, value: PerRank, axes, ex):
     dst = op.results[0].type
     dst = dst.value_type if isinstance(dst, TokenType) else dst
-    return _result(op, regroup(value, Layout.of(op.input.type), Layout.of(dst), axes, ex.placement))
+    return _result(op, regroup(value, Layout.of(op.input.type, ex.sizes), Layout.of(dst, ex.sizes), axes, ex.placement))
 
 
 @implements(AllGatherOp, ReduceScatterOp, AllReduceOp, AllToAllOp)

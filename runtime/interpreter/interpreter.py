@@ -239,7 +239,7 @@ class _Run:
             if isinstance(value, (list, tuple)):
                 value = list(value)
             else:
-                value = shard_global(value, Layout.of(ty), self.placement)
+                value = shard_global(value, Layout.of(ty, self.interpreter.sizes), self.placement)
             check_value(value, ty, self.interpreter.sizes, f"@{name} argument #{i}")
             values.append(value)
         return values
@@ -249,7 +249,7 @@ class _Run:
         for i, (ty, value) in enumerate(zip(self.func.function_type.outputs.data, self.results)):
             if not isinstance(ty, DistributedTensorType) or isinstance(value, Token):
                 raise InterpreterError(f"@{self.name} result #{i} is {ty}; only tensors can be returned as global tensors")
-            out.append(assemble_global(value, Layout.of(ty), self.placement))
+            out.append(assemble_global(value, Layout.of(ty, self.interpreter.sizes), self.placement))
         return out
 
 

@@ -201,13 +201,13 @@ def read(op: StateOp, operands, ex):
             raise InterpreterError(f"{what} is {value.dtype} in the state store, but the program reads it as {dtype}")
         # a copy: a later stg.assign may write the stored tensor in place
         value = value.clone()
-    return [shard_global(value, Layout.of(ty), ex.placement)]
+    return [shard_global(value, Layout.of(ty, ex.sizes), ex.placement)]
 
 
 @implements(AssignOp)
 def assign(op: AssignOp, operands, ex):
     ty = op.value.type
-    value = assemble_global(operands[0], Layout.of(ty), ex.placement)
+    value = assemble_global(operands[0], Layout.of(ty, ex.sizes), ex.placement)
     table, key = _slot(op)
     layers = _layers(op, ex)
     if not layers:

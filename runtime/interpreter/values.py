@@ -106,10 +106,21 @@ class Layout:
 
     splits: tuple[tuple[str, ...], ...]
     partial: frozenset[str]
+    # per dim: None, or a padded dim's (per-rank extent, global size) - the size None
+    # inside a group that does not span all of the dim's axes (nothing to trim there)
+    padded: tuple[tuple[int, int | None] | None, ...] | None = None
 
     @staticmethod
-    def of(ty: DistributedTensorType) -> Layout:
-        return Layout(ty.splits, ty.partial_axes)
+    def of(ty: DistributedTensorType, sizes=None) -> Layout:
+        """`sizes` (a tensor_types.Sizes) evaluates a padded dim's global size."""
+        padded = tuple(
+            None if not d.padded_extent else (d.padded_extent, sizes.eval(d.expr, f"the size of {ty.layout_str()}:") if sizes else None)
+            for d in ty.dims.data
+        )
+        return Layout(ty.splits, ty.partial_axes, padded if any(padded) else None)
+
+    def pad(self, dim: int) -> tuple[int, int | None] | None:
+        return self.padded[dim] if self.padded else None
 
     @property
     def axes(self) -> frozenset[str]:
@@ -120,12 +131,37 @@ class Layout:
         is then a block of the group's tensor (the axes are the minor end of each
         split, which the collectives' verifiers guarantee)."""
         keep = set(axes)
-        return Layout(tuple(tuple(a for a in s if a in keep) for s in self.splits), self.partial & keep)
+        splits = tuple(tuple(a for a in s if a in keep) for s in self.splits)
+        padded = None
+        if self.padded:
+            # a group spanning a padded dim's axes holds it padded (trimmed when put
+            # together); one along some of them holds a block of the padded whole
+            padded = tuple(
+                None if p is None or not inner else (p[0], p[1] if inner == full else None)
+                for p, inner, full in zip(self.padded, splits, self.splits)
+            )
+        return Layout(splits, self.partial & keep, padded)
 
 
-def local_part(tensor: torch.Tensor, dim: int, axes: Sequence[str], mesh: SimulatedMesh, rank: int) -> torch.Tensor:
-    """The rank's block of a dim that `axes` split (stage.md Fig. 6's free local slice)."""
+def local_part(
+    tensor: torch.Tensor, dim: int, axes: Sequence[str], mesh: SimulatedMesh, rank: int, padded: int | None = None
+) -> torch.Tensor:
+    """The rank's block of a dim that `axes` split (stage.md Fig. 6's free local slice);
+    of a padded dim, the block of `padded` elements of the dim zero-padded to
+    parts * padded (docs/sharding.md, "Uneven shards")."""
     parts = mesh.parts(axes)
+    if padded is not None:
+        short = padded * parts - tensor.shape[dim]
+        if short < 0 or short >= padded and tensor.shape[dim]:
+            raise InterpreterError(
+                f"dim {dim} of size {tensor.shape[dim]} is not padded to {padded} per rank over "
+                f"[{', '.join(axes)}] ({parts} parts): {padded} is not its ceiling"
+            )
+        if short:
+            pad = list(tensor.shape)
+            pad[dim] = short
+            tensor = torch.cat([tensor, tensor.new_zeros(pad)], dim)
+        return tensor.narrow(dim, mesh.index_over(rank, axes) * padded, padded)
     if parts == 1:
         return tensor
     size, rest = divmod(tensor.shape[dim], parts)
@@ -142,7 +178,8 @@ def shard(tensor: torch.Tensor, layout: Layout, mesh: SimulatedMesh, rank: int) 
     rank at coordinate 0 holds the value and the others zeros, so the sum is exact."""
     for dim, axes in enumerate(layout.splits):
         if axes:
-            tensor = local_part(tensor, dim, axes, mesh, rank)
+            pad = layout.pad(dim)
+            tensor = local_part(tensor, dim, axes, mesh, rank, pad[0] if pad else None)
     if any(mesh.coord(rank, a) for a in layout.partial):
         tensor = torch.zeros_like(tensor)
     return tensor
@@ -168,7 +205,11 @@ def assemble(
         if dim == len(counts):
             return blocks[prefix]
         pieces = [concat((*prefix, i)) for i in range(counts[dim])]
-        return pieces[0] if len(pieces) == 1 else torch.cat(pieces, dim)
+        whole = pieces[0] if len(pieces) == 1 else torch.cat(pieces, dim)
+        pad = layout.pad(dim)
+        if pad and pad[1] is not None:  # a padded dim put back together: drop the padding
+            whole = whole.narrow(dim, 0, pad[1])
+        return whole
 
     return concat(())
 

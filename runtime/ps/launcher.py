@@ -1,0 +1,159 @@
+"""Starts a Di-PS deployment's roles as real processes on loopback and supervises them.
+
+The supervisor plays the part §4 gives a cluster's job scheduler (Kubernetes): it
+restarts a master, slave or cluster process that died, until the master's state says
+training is finished. Every child runs in its own process group, so `stop` (and the
+tests' fixtures) can end each one with everything it started.
+
+`prepare(...)` writes the working directory: the deployment JSON, the initial
+parameters (`init.npz`, the model of `ModelSpec.seed`) and the log folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from stagec.runtime.ps.deployment import SECRET_ENV, Deployment
+
+__all__ = ["Supervisor", "free_port_block", "prepare"]
+
+ROLES = {"master": "stagec.runtime.ps.master", "slave": "stagec.runtime.ps.slave",
+         "cluster": "stagec.runtime.ps.cluster"}
+
+
+def free_port_block(count: int) -> int:
+    """A base port p with p..p+count-1 free on loopback (best effort)."""
+    for _ in range(100):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            base = s.getsockname()[1]
+        if base + count >= 65535:
+            continue
+        try:
+            socks = []
+            for p in range(base, base + count):
+                s = socket.socket()
+                s.bind(("127.0.0.1", p))
+                socks.append(s)
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise OSError(f"no block of {count} free ports on loopback")
+
+
+def prepare(dep: Deployment) -> Path:
+    """Write the working directory of `dep`; returns the deployment file's path."""
+    import torch  # noqa: F401  (the initial model is built once, here)
+
+    from stagec.runtime.ps.model import TinyLlama
+
+    work = Path(dep.workdir)
+    for sub in ("logs", "master", "pushes", *(f"slave{i}" for i in range(dep.plan.num_slaves))):
+        (work / sub).mkdir(parents=True, exist_ok=True)
+    model = TinyLlama(dep.model)
+    params = {n: p.detach().numpy() for n, p in model.named_parameters()}
+    np.savez(work / "init.npz.tmp.npz", **params)
+    os.replace(work / "init.npz.tmp.npz", work / "init.npz")
+    path = work / "deployment.json"
+    dep.save(path)
+    return path
+
+
+@dataclass
+class Supervisor:
+    dep: Deployment
+    secret: bytes
+    restart: bool = True
+    procs: dict[tuple[str, int], subprocess.Popen] = field(default_factory=dict)
+    restarts: dict[tuple[str, int], int] = field(default_factory=dict)
+
+    @property
+    def deployment_file(self) -> Path:
+        return self.dep.path("deployment.json")
+
+    def spawn(self, role: str, index: int = 0) -> subprocess.Popen:
+        args = [sys.executable, "-m", ROLES[role], str(self.deployment_file)] + ([] if role == "master" else [str(index)])
+        env = {**os.environ, SECRET_ENV: self.secret.decode()}
+        err = open(self.dep.path("logs", f"{role}{index}.stderr"), "ab")
+        proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+        err.close()
+        self.procs[(role, index)] = proc
+        return proc
+
+    def start(self) -> None:
+        self.spawn("master")
+        for i in range(self.dep.plan.num_slaves):
+            self.spawn("slave", i)
+        for i in range(len(self.dep.plan.clusters)):
+            self.spawn("cluster", i)
+
+    def master_state(self) -> dict:
+        try:
+            return json.loads(self.dep.path("master", "state.json").read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def status(self) -> dict:
+        try:
+            return json.loads(self.dep.path("status.json").read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def poll(self) -> bool:
+        """Restart what died; True while any role is still running."""
+        finished = self.master_state().get("finished", False)
+        alive = False
+        for key, proc in list(self.procs.items()):
+            code = proc.poll()
+            if code is None:
+                alive = True
+            elif self.restart and not (finished or code == 0):
+                self.restarts[key] = self.restarts.get(key, 0) + 1
+                self.spawn(*key)
+                alive = True
+        return alive
+
+    def signal(self, role: str, index: int, sig: int) -> None:
+        proc = self.procs[(role, index)]
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+
+    def wait(self, timeout: float, on_tick=None) -> bool:
+        """Supervise until every role has exited (True) or `timeout` passes (False)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if not self.poll():
+                return True
+            if on_tick is not None:
+                on_tick(self)
+            time.sleep(0.05)
+        return False
+
+    def stop(self) -> None:
+        """End every child's process group (SIGCONT first: a stopped one cannot die)."""
+        for proc in self.procs.values():
+            for sig in (signal.SIGCONT, signal.SIGKILL):
+                try:
+                    os.killpg(proc.pid, sig)
+                except ProcessLookupError:
+                    pass
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass

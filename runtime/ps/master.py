@@ -114,6 +114,8 @@ class Master:
         self.round: Round | None = None
         self.losses: dict[int, float] = {}
         self.bye: set[int] = set()
+        self.seen: set[int] = set()
+        self.started = time.monotonic()
         self._save()
 
     # -- persistence -------------------------------------------------------------------
@@ -145,6 +147,7 @@ class Master:
     def _beat_cluster(self, cluster: int) -> None:
         if cluster not in self.clusters:
             log.info("cluster %d joined", cluster)
+        self.seen.add(cluster)
         self.clusters[cluster] = time.monotonic()
 
     def op_hello(self, b: dict) -> dict:
@@ -321,13 +324,17 @@ class Master:
         self._save()
 
     def _window_closed(self, now: float) -> bool:
-        if not self.window or self.round is not None:
+        if not self.window or self.round is not None or self.finished:
             return False
         if self.dep.mode == "async":
             return True
         if self.dep.mode == "sync":
+            # every live cluster, and at start-up every cluster of the plan (one that is
+            # slow to start is waited for up to `round_timeout_s`)
             waiting = {self.pushes[p].cluster for p in self.window}
-            return set(self.clusters) <= waiting
+            starting = now - self.started < self.dep.round_timeout_s
+            expected = set(range(len(self.plan.clusters))) - self.seen if starting else set()
+            return set(self.clusters) | expected <= waiting
         return now - self.window_opened >= self.plan.grace_window_s
 
     def _start_round(self) -> None:
@@ -354,7 +361,9 @@ class Master:
             if not d.participants:
                 log.warning("round %d: every push excluded by the penalty", r.id)
                 self.log.append({"round": r.id, "version": self.version, "pushes": r.pushes, "committed": False,
+                                 "clusters": [p.cluster for p in pushes], "tokens": [p.tokens for p in pushes],
                                  **r.decision})
+                self.penalty_state = PenaltyState.from_json(r.decision["state"])
                 for p in pushes:
                     p.state, p.version = "excluded", self.version
                 self.round = None
@@ -405,7 +414,7 @@ class Master:
                     if p.cluster == c and p.state in ("sending", "prepared"):
                         p.state = "skipped"
                         self._release(p.id)
-            for s in [s for s, info in self.slaves.items() if now - info["beat"] > deadline]:
+            for s in [s for s, info in self.slaves.items() if now - info["beat"] > deadline and not self.finished]:
                 info = self.slaves.pop(s)
                 log.warning("slave %d missed %d heartbeats: restarting it", s, self.plan.missed_heartbeats)
                 if info.get("pid") and not self.finished:

@@ -14,7 +14,10 @@ keeps training and tries again (non-blocking reconnection, §4).
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import logging
+import os
+import signal
 import threading
 import time
 
@@ -43,7 +46,7 @@ class ClusterWorker:
         self.names = dict(self.model.named_parameters())
         groups = group_by_layer({n: p.detach().numpy() for n, p in self.names.items()}, self.plan.layers)
         self.specs = [LayerSpec.of(g) for g in groups]
-        self.data = DataClient(auth, dep.layer_address, self.specs)
+        self.data = DataClient(auth, dep.layer_address, self.specs, dep.data_timeout_s)
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=dep.inner_lr)
         self.version = -1
         self.finished = False
@@ -65,13 +68,17 @@ class ClusterWorker:
             if reply is not None and reply.get("finished"):
                 self.finished = True
 
-    def pull(self, version: int) -> None:
+    def pull(self, version: int) -> bool:
+        """Pull every layer at a common version >= `version`; False if training finished
+        (and the slaves left) before the pull could be done."""
         while True:
             try:
                 got, arrays = self.data.pull(range(len(self.specs)), version)
                 break
             except DataError as error:
                 log.info("pull of version %d not done (%s); retrying", version, error)
+                if self._call("heartbeat").get("finished"):
+                    return False
                 time.sleep(0.1)
         with torch.no_grad():
             for l, layer_arrays in enumerate(arrays):
@@ -79,6 +86,7 @@ class ClusterWorker:
                     self.names[name].copy_(torch.from_numpy(array))
         self.version = got
         log.info("cluster %d pulled version %d", self.index, got)
+        return True
 
     def train(self, chunk: int) -> tuple[int, float]:
         """H inner AdamW steps on `chunk`; (tokens consumed, mean loss)."""
@@ -147,7 +155,9 @@ class ClusterWorker:
 
     def run(self) -> None:
         hello = self._call("hello")
-        self.pull(hello["version"])
+        if hello.get("finished") or not self.pull(hello["version"]):
+            self.client.call("bye", cluster=self.index)
+            return
         beats = threading.Thread(target=self.heartbeats, daemon=True)
         beats.start()
         while not self.finished:
@@ -161,8 +171,8 @@ class ClusterWorker:
             if status is None or status["state"] == "skipped":
                 log.info("cluster %d skips this outer step", self.index)
                 continue
-            if status["state"] in ("done", "excluded"):
-                self.pull(status["version"])
+            if status["state"] in ("done", "excluded") and not self.pull(status["version"]):
+                break
             if status.get("finished"):
                 break
         self.stop.set()
@@ -175,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("index", type=int)
     args = parser.parse_args(argv)
     dep = Deployment.load(args.deployment)
-    logging.basicConfig(filename=dep.path("logs", f"cluster{args.index}.log"), level=logging.INFO,
+    faulthandler.register(signal.SIGUSR1)  # `kill -USR1 PID` prints every thread's stack to stderr
+    logging.basicConfig(filename=dep.path("logs", f"cluster{args.index}.log"), level=logging.DEBUG if os.environ.get("DIPS_DEBUG") else logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     torch.set_num_threads(1)
     worker = ClusterWorker(dep, args.index, Authenticator(secret_from_env()))

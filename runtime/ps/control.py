@@ -64,6 +64,8 @@ class ControlClient:
         except grpc.RpcError as error:
             if error.code() == grpc.StatusCode.UNAUTHENTICATED:
                 log.warning("master refused %s: %s", op, error.details())
+            else:
+                log.debug("%s to %s: %s", op, self.address, error.code())
             return None
         try:
             return self.auth.open(reply, self.address)

@@ -52,11 +52,13 @@ def plan_from_json(data: dict) -> Plan:
 
 @dataclass(frozen=True)
 class Faults:
-    """Injected faults for tests: slaves vote no when preparing these versions; a
-    cluster sends a pseudo-gradient `poison_factor` times too large on its push number
-    `poison_push` (counted from 0)."""
+    """Injected faults for tests: slave `fail_prepare_slave` votes no the first time it
+    is asked to prepare one of `fail_prepare_versions`; cluster `poison_cluster` sends a
+    pseudo-gradient `poison_factor` times too large on its push number `poison_push`
+    (counted from 0)."""
 
     fail_prepare_versions: tuple[int, ...] = ()
+    fail_prepare_slave: int = 0
     poison_cluster: int = -1
     poison_push: int = -1
     poison_factor: float = 1000.0
@@ -74,6 +76,7 @@ class Deployment:
     inner_lr: float = 3e-3
     host: str = "127.0.0.1"
     round_timeout_s: float = 10.0
+    data_timeout_s: float = 10.0
     keep_snapshots: int = 3
     record_pushes: bool = False
     step_time_s: float = 0.0

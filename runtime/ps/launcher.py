@@ -79,6 +79,7 @@ class Supervisor:
     restart: bool = True
     procs: dict[tuple[str, int], subprocess.Popen] = field(default_factory=dict)
     restarts: dict[tuple[str, int], int] = field(default_factory=dict)
+    master_exited: float = 0.0
 
     @property
     def deployment_file(self) -> Path:
@@ -115,6 +116,15 @@ class Supervisor:
     def poll(self) -> bool:
         """Restart what died; True while any role is still running."""
         finished = self.master_state().get("finished", False)
+        master = self.procs.get(("master", 0))
+        if finished and master is not None and master.poll() == 0:
+            # the job is over; a role still trying to reach the master (one restarted
+            # too late to take part) is ended after a grace period
+            self.master_exited = self.master_exited or time.monotonic()
+            if time.monotonic() - self.master_exited > 3 * self.dep.plan.heartbeat_s + 2:
+                for key, proc in self.procs.items():
+                    if proc.poll() is None:
+                        self.signal(*key, signal.SIGKILL)
         alive = False
         for key, proc in list(self.procs.items()):
             code = proc.poll()

@@ -37,6 +37,7 @@ grants everyone a fresh heartbeat deadline instead of dropping them all.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import logging
 import os
 import signal
@@ -116,6 +117,7 @@ class Master:
         self.bye: set[int] = set()
         self.seen: set[int] = set()
         self.started = time.monotonic()
+        self.status_written = 0.0
         self._save()
 
     # -- persistence -------------------------------------------------------------------
@@ -132,6 +134,7 @@ class Master:
             "window": sorted({self.pushes[p].cluster for p in self.window if p in self.pushes}),
             "round": None if self.round is None else self.round.phase,
             "clusters": sorted(self.clusters), "slaves": sorted(self.slaves), "losses": self.losses,
+            "receiving": {str(s): p for s, p in self.receiving.items()},
             "finished": self.finished, "time": time.time()})
 
     # -- the control-flow handlers ---------------------------------------------------------
@@ -428,7 +431,9 @@ class Master:
                 self._start_round()
             if self.round is not None:
                 self._advance()
-            self._status()
+            if now - self.status_written > 0.1:
+                self._status()
+                self.status_written = now
 
 
 def _kill_slave(pid: int) -> None:
@@ -450,6 +455,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("deployment")
     args = parser.parse_args(argv)
     dep = Deployment.load(args.deployment)
+    faulthandler.register(signal.SIGUSR1)  # `kill -USR1 PID` prints every thread's stack to stderr
     logging.basicConfig(filename=dep.path("logs", "master.log"), level=logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     master = Master(dep, Authenticator(secret_from_env()))

@@ -23,8 +23,10 @@ master had committed it.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import logging
 import os
+import signal
 import queue
 import threading
 import time
@@ -102,6 +104,7 @@ class Slave:
         self.pushes: dict[str, dict[int, list[np.ndarray]]] = defaultdict(dict)
         self.deltas: dict[int, dict] = {}
         self.pending: dict | None = None
+        self.refused: set[int] = set()
         self.epoch: int | None = None
         self.pull_frames: dict[int, tuple[int, str]] = {}
         self._serialize()
@@ -227,7 +230,10 @@ class Slave:
 
     def _prepare(self, ins: dict) -> bool:
         version = ins["version"]
-        if version in self.dep.faults.fail_prepare_versions:
+        faults = self.dep.faults
+        if version in faults.fail_prepare_versions and faults.fail_prepare_slave == self.index and \
+                version not in self.refused:
+            self.refused.add(version)
             log.warning("injected fault: refusing to prepare version %d", version)
             return False
         deltas = self.deltas.get(ins["round"])
@@ -309,6 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("index", type=int)
     args = parser.parse_args(argv)
     dep = Deployment.load(args.deployment)
+    faulthandler.register(signal.SIGUSR1)  # `kill -USR1 PID` prints every thread's stack to stderr
     logging.basicConfig(filename=dep.path("logs", f"slave{args.index}.log"), level=logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     slave = Slave(dep, args.index, Authenticator(secret_from_env()))
@@ -318,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
         t.start()
     log.info("slave %d up at version %d serving layers %s", args.index, slave.version, slave.layers)
     while slave.poll_once():
-        time.sleep(0.01)
+        time.sleep(0.02)
     slave.stop.set()
     for t in threads:
         t.join(timeout=2)

@@ -37,4 +37,4 @@ def tiny_deployment(workdir: Path, mode: str = "dips", rounds: int = 3, faults: 
     return Deployment(plan=plan, mode=mode, model=spec, workdir=str(workdir),
                       total_tokens=rounds * len(plan.clusters) * tokens_per_push,
                       master_port=free_port_block(1), data_port=free_port_block(len(plan.layers)),
-                      record_pushes=record, faults=faults, round_timeout_s=5.0)
+                      record_pushes=record, faults=faults, round_timeout_s=5.0, data_timeout_s=2.0)

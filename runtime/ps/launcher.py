@@ -25,7 +25,7 @@ import numpy as np
 
 from stagec.runtime.ps.deployment import SECRET_ENV, Deployment
 
-__all__ = ["Supervisor", "free_port_block", "prepare"]
+__all__ = ["RunSummary", "Supervisor", "evaluate", "free_port_block", "prepare", "run"]
 
 ROLES = {"master": "stagec.runtime.ps.master", "slave": "stagec.runtime.ps.slave",
          "cluster": "stagec.runtime.ps.cluster"}
@@ -167,3 +167,49 @@ class Supervisor:
                 proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
+
+
+@dataclass
+class RunSummary:
+    finished: bool
+    version: int
+    tokens: int
+    wall_s: float
+    eval_loss: float
+    log: list
+    restarts: dict
+
+
+def evaluate(dep: Deployment, version: int, batches: int = 8) -> float:
+    """The held-out loss of the global parameters of `version` (the slaves' snapshots)."""
+    import torch
+
+    from stagec.runtime.ps.model import TinyLlama, eval_loss
+    from stagec.runtime.ps.replay import final_parameters
+
+    model = TinyLlama(dep.model)
+    if version > 0:
+        params, _ = final_parameters(dep, version)
+        with torch.no_grad():
+            for name, p in model.named_parameters():
+                p.copy_(torch.from_numpy(params[name]))
+    return eval_loss(model, batches)
+
+
+def run(dep: Deployment, secret: bytes, timeout_s: float = 3600.0, on_tick=None) -> RunSummary:
+    """Prepare `dep`'s working directory, run every role to the end (or `timeout_s`),
+    always ending the processes; evaluate the final global parameters."""
+    prepare(dep)
+    sup = Supervisor(dep, secret)
+    start = time.monotonic()
+    sup.start()
+    try:
+        finished = sup.wait(timeout_s, on_tick)
+    finally:
+        sup.stop()
+    wall = time.monotonic() - start
+    state = sup.master_state()
+    version = state.get("version", 0)
+    return RunSummary(bool(finished and state.get("finished")), version, state.get("tokens", 0), wall,
+                      evaluate(dep, version), state.get("log", []),
+                      {f"{role}{i}": n for (role, i), n in sup.restarts.items()})

@@ -380,7 +380,8 @@ class Master:
             self.penalty_state = PenaltyState.from_json(d["state"])
             self.tokens += sum(pushes[j].tokens for j in d["participants"])
             self.finished = self.tokens >= self.dep.total_tokens
-            self.log.append({"round": r.id, "version": r.version, "committed": True, "pushes": r.pushes,
+            self.log.append({"round": r.id, "version": r.version, "committed": True, "time": time.time(),
+                             "pushes": r.pushes,
                              "clusters": [p.cluster for p in pushes], "tokens": [p.tokens for p in pushes],
                              "base_versions": [p.base_version for p in pushes], **d})
             self._save()  # the commit point: written before any slave is told to commit

@@ -178,6 +178,7 @@ class RunSummary:
     eval_loss: float
     log: list
     restarts: dict
+    training_s: float = 0.0  # from the first chunk handed out to the last commit
 
 
 def evaluate(dep: Deployment, version: int, batches: int = 8) -> float:
@@ -210,6 +211,8 @@ def run(dep: Deployment, secret: bytes, timeout_s: float = 3600.0, on_tick=None)
     wall = time.monotonic() - start
     state = sup.master_state()
     version = state.get("version", 0)
+    commits = [e["time"] for e in state.get("log", []) if e.get("committed")]
+    training = max(commits) - state["first_chunk_time"] if commits and state.get("first_chunk_time") else 0.0
     return RunSummary(bool(finished and state.get("finished")), version, state.get("tokens", 0), wall,
                       evaluate(dep, version), state.get("log", []),
-                      {f"{role}{i}": n for (role, i), n in sup.restarts.items()})
+                      {f"{role}{i}": n for (role, i), n in sup.restarts.items()}, training)

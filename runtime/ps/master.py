@@ -100,11 +100,13 @@ class Master:
             self.next_chunk = saved["next_chunk"]
             self.finished = saved["finished"]
             self.next_round = saved["next_round"]
+            self.first_chunk_time = saved.get("first_chunk_time")
             log.info("restarted from state: epoch %d, version %d", self.epoch, self.version)
         else:
             self.epoch, self.version, self.log = 0, 0, []
             self.penalty_state = PenaltyState()
             self.tokens, self.next_chunk, self.finished, self.next_round = 0, 0, False, 0
+            self.first_chunk_time = None
         self.pushes: dict[str, Push] = {}
         self.push_counter = 0
         self.receiving: dict[int, str] = {}
@@ -126,7 +128,7 @@ class Master:
         write_json_atomic(self.state_path, {
             "epoch": self.epoch, "version": self.version, "log": self.log, "penalty": self.penalty_state.to_json(),
             "tokens": self.tokens, "next_chunk": self.next_chunk, "finished": self.finished,
-            "next_round": self.next_round})
+            "next_round": self.next_round, "first_chunk_time": self.first_chunk_time})
 
     def _status(self) -> None:
         write_json_atomic(self.dep.path("status.json"), {
@@ -170,6 +172,8 @@ class Master:
         self._beat_cluster(int(b["cluster"]))
         chunk = self.next_chunk
         self.next_chunk += 1
+        if self.first_chunk_time is None:
+            self.first_chunk_time = time.time()  # training starts: benchmarks time from here
         return {"chunk": chunk, "finished": self.finished}
 
     def op_push_request(self, b: dict) -> dict:
@@ -263,6 +267,7 @@ class Master:
         info.update(beat=time.monotonic(), pid=int(b.get("pid", 0)), version=int(b.get("version", -1)))
         reply = {"epoch": self.epoch, "version": self.version, "finished": self.finished,
                  "shutdown": self.finished and not self.clusters and self.round is None,
+                 "round_active": self.round is not None or bool(self.window),
                  "live_pushes": [p.id for p in self.pushes.values() if p.state in
                                  ("sending", "prepared", "committed", "in_round")]}
         r = self.round
@@ -465,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:
     last = time.monotonic()
     shutdown_since = None
     while True:
-        time.sleep(0.01)
+        time.sleep(0.005)
         now = time.monotonic()
         master.tick(stalled=now - last > max(0.5, master.plan.heartbeat_s))
         last = now

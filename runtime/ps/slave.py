@@ -105,6 +105,7 @@ class Slave:
         self.deltas: dict[int, dict] = {}
         self.pending: dict | None = None
         self.refused: set[int] = set()
+        self.busy = False
         self.epoch: int | None = None
         self.pull_frames: dict[int, tuple[int, str]] = {}
         self._serialize()
@@ -276,10 +277,13 @@ class Slave:
             self.pending = None
 
     def poll_once(self) -> bool:
-        """One heartbeat and instruction; False when the master says to shut down."""
+        """One heartbeat and instruction; False when the master says to shut down.
+        `self.busy` says whether a round is under way (the next poll comes sooner)."""
         reply = self.client.call("slave_poll", slave=self.index, pid=os.getpid(), version=self.version)
+        self.busy = False
         if reply is None:
             return True  # the master is away: keep serving pulls and keep trying
+        self.busy = reply.get("round_active", False)
         if self.epoch is not None and reply["epoch"] != self.epoch:
             log.info("master restarted (epoch %d): pushes and pending updates of the old epoch dropped",
                      reply["epoch"])
@@ -325,7 +329,8 @@ def main(argv: list[str] | None = None) -> int:
         t.start()
     log.info("slave %d up at version %d serving layers %s", args.index, slave.version, slave.layers)
     while slave.poll_once():
-        time.sleep(0.02)
+        # between rounds a poll is a heartbeat; during one, each phase waits on it
+        time.sleep(0.002 if slave.busy else 0.02)
     slave.stop.set()
     for t in threads:
         t.join(timeout=2)

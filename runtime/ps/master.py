@@ -264,6 +264,11 @@ class Master:
         info = self.slaves.setdefault(slave, {})
         if not info:
             log.info("slave %d is up (version %s)", slave, b.get("version"))
+        if info.get("pid") not in (None, int(b.get("pid", 0))):
+            # a new process: the layers the old one received are gone
+            log.info("slave %d restarted (pid %s -> %s)", slave, info.get("pid"), b.get("pid"))
+            for push in self.pushes.values():
+                push.received = {(sl, l) for sl, l in push.received if sl != slave}
         info.update(beat=time.monotonic(), pid=int(b.get("pid", 0)), version=int(b.get("version", -1)))
         reply = {"epoch": self.epoch, "version": self.version, "finished": self.finished,
                  "shutdown": self.finished and not self.clusters and self.round is None,

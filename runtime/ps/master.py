@@ -152,6 +152,8 @@ class Master:
     def _beat_cluster(self, cluster: int) -> None:
         if cluster not in self.clusters:
             log.info("cluster %d joined", cluster)
+        if not self.seen:
+            self.started = time.monotonic()  # sync waits for late starters from here
         self.seen.add(cluster)
         self.clusters[cluster] = time.monotonic()
 
@@ -343,7 +345,7 @@ class Master:
             return True
         if self.dep.mode == "sync":
             # every live cluster, and at start-up every cluster of the plan (one that is
-            # slow to start is waited for up to `round_timeout_s`)
+            # slow to start is waited for up to `round_timeout_s` after the first hello)
             waiting = {self.pushes[p].cluster for p in self.window}
             starting = now - self.started < self.dep.round_timeout_s
             expected = set(range(len(self.plan.clusters))) - self.seen if starting else set()

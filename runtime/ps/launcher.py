@@ -56,9 +56,7 @@ def free_port_block(count: int) -> int:
 
 def prepare(dep: Deployment) -> Path:
     """Write the working directory of `dep`; returns the deployment file's path."""
-    import torch  # noqa: F401  (the initial model is built once, here)
-
-    from stagec.runtime.ps.model import TinyLlama
+    from stagec.runtime.ps.model import TinyLlama  # torch: imported only by who builds a model
 
     work = Path(dep.workdir)
     for sub in ("logs", "master", "pushes", *(f"slave{i}" for i in range(dep.plan.num_slaves))):

@@ -37,6 +37,7 @@ grants everyone a fresh heartbeat deadline instead of dropping them all.
 from __future__ import annotations
 
 import argparse
+import json
 import faulthandler
 import logging
 import os
@@ -90,7 +91,6 @@ class Master:
         self.state_path = dep.path("master", "state.json")
         self.state_path.parent.mkdir(parents=True, exist_ok=True)
         if self.state_path.exists():
-            import json
             saved = json.loads(self.state_path.read_text())
             self.epoch = saved["epoch"] + 1
             self.version = saved["version"]

@@ -1,10 +1,6 @@
 """Di-PS on real processes over loopback: a master (gRPC), two slaves (ZeroMQ) and two
 clusters training a tiny Llama for a few rounds (issue 19, items 2-3 and 5)."""
 
-import time
-
-import pytest
-
 from .checks import check_run
 from .util import tiny_deployment
 

@@ -22,7 +22,8 @@ from pathlib import Path
 from stagec.runtime.ps.model import ModelSpec
 from stagec.runtime.ps.plan import Cluster, Layer, OuterOptimizer, Penalty, Plan, Transfer
 
-__all__ = ["MODES", "Deployment", "plan_from_json", "plan_to_json", "secret_from_env"]
+__all__ = ["MODES", "SECRET_ENV", "Deployment", "Faults", "plan_from_json", "plan_to_json", "secret_from_env",
+           "write_json_atomic"]
 
 MODES = ("dips", "sync", "async")
 SECRET_ENV = "DIPS_SECRET"

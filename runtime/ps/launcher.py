@@ -115,7 +115,8 @@ class Supervisor:
         """Restart what died; True while any role is still running."""
         finished = self.master_state().get("finished", False)
         master = self.procs.get(("master", 0))
-        if finished and master is not None and master.poll() == 0:
+        ending = finished and master is not None and master.poll() == 0
+        if ending:
             # the job is over; a role still trying to reach the master (one restarted
             # too late to take part) is ended after a grace period
             self.master_exited = self.master_exited or time.monotonic()
@@ -128,7 +129,9 @@ class Supervisor:
             code = proc.poll()
             if code is None:
                 alive = True
-            elif self.restart and not (finished or code == 0):
+            elif self.restart and code != 0 and not ending:
+                # even after the budget is consumed: the last round may still have to
+                # be committed (a killed master or slave finishes it when restarted)
                 self.restarts[key] = self.restarts.get(key, 0) + 1
                 self.spawn(*key)
                 alive = True

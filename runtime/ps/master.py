@@ -273,7 +273,7 @@ class Master:
                 push.received = {(sl, l) for sl, l in push.received if sl != slave}
         info.update(beat=time.monotonic(), pid=int(b.get("pid", 0)), version=int(b.get("version", -1)))
         reply = {"epoch": self.epoch, "version": self.version, "finished": self.finished,
-                 "shutdown": self.finished and not self.clusters and self.round is None,
+                 "shutdown": self.drained(),
                  "round_active": self.round is not None or bool(self.window),
                  "live_pushes": [p.id for p in self.pushes.values() if p.state in
                                  ("sending", "prepared", "committed", "in_round")]}
@@ -289,6 +289,12 @@ class Master:
             elif r.phase == "commit" and slave not in r.committed:
                 reply["instruction"] = {"op": "commit", "round": r.id, "version": r.version}
         return reply
+
+    def drained(self) -> bool:
+        """Training is over and every slave holds the last committed version (a master
+        restarted after the last commit waits for slaves that must still finish it)."""
+        return (self.finished and not self.clusters and self.round is None
+                and all(self.slaves.get(s, {}).get("version") == self.version for s in range(self.plan.num_slaves)))
 
     def op_layer_received(self, b: dict) -> dict:
         push = self._push(b)
@@ -482,7 +488,7 @@ def main(argv: list[str] | None = None) -> int:
         master.tick(stalled=now - last > max(0.5, master.plan.heartbeat_s))
         last = now
         with master.lock:
-            done = master.finished and not master.clusters and master.round is None
+            done = master.drained()
         shutdown_since = (shutdown_since or now) if done else None
         if shutdown_since is not None and now - shutdown_since > 3 * master.plan.heartbeat_s:
             break  # slaves have seen `shutdown` in their polls by now

@@ -1,0 +1,190 @@
+"""Di-PS data plane throughput: a cluster pushing 256 MB of parameters to the slave PSs
+over loopback, against raw ZeroMQ measured in the same run (issue 19: target >= 80%).
+
+    python bench/dips_dataplane.py [--mbytes 256] [--layers 16] [--slaves 2] [--repeats 3] [--json PATH]
+
+Di-PS: real slave processes (runtime/ps/slave.py, with a master for their heartbeats);
+the bench process is the cluster: it asks the master for a push and sends every layer
+with runtime/ps/dataplane.DataClient (a thread and a socket per layer, HMAC-SHA256 over
+every payload, the slave checking header, sizes, shapes and MAC and copying into its
+memory pool before it acknowledges). Timed from the first send to the last
+acknowledgement.
+
+Raw ZeroMQ: one DEALER -> ROUTER connection to a receiver process, the same bytes in
+the same frames (zero-copy), no authentication, no checks, acknowledged once
+everything arrived. The same in a second variant with one connection per layer and a
+thread each (what Di-PS's per-layer threads do, without its work).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import numpy as np
+import zmq
+
+from stagec.runtime.ps.auth import Authenticator
+from stagec.runtime.ps.control import ControlClient
+from stagec.runtime.ps.dataplane import DataClient
+from stagec.runtime.ps.deployment import Deployment
+from stagec.runtime.ps.launcher import Supervisor, free_port_block
+from stagec.runtime.ps.model import ModelSpec
+from stagec.runtime.ps.plan import Cluster, Layer, Plan, Transfer
+from stagec.runtime.ps.wire import LayerSpec
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results_io import write_json  # noqa: E402
+
+SECRET = b"bench-secret"
+
+
+def raw_receiver(port: int, connections: int) -> None:
+    """Receive until every connection sent its 'end' frame; acknowledge each."""
+    ctx = zmq.Context()
+    sock = ctx.socket(zmq.ROUTER)
+    sock.bind(f"tcp://127.0.0.1:{port}")
+    while True:
+        ended = 0
+        while ended < connections:
+            msg = sock.recv_multipart(copy=False)
+            if msg[1].bytes == b"end":
+                sock.send_multipart([msg[0], b"ok"])
+                ended += 1
+            elif msg[1].bytes == b"quit":
+                return
+
+
+def raw_push(port: int, tensors: list[np.ndarray], connections: int) -> float:
+    """Seconds to send `tensors` over `connections` DEALER sockets (threads)."""
+    ctx = zmq.Context.instance()
+    share = [tensors[i::connections] for i in range(connections)]
+    barrier = threading.Barrier(connections + 1)
+    done = []
+
+    def send(part):
+        sock = ctx.socket(zmq.DEALER)
+        sock.connect(f"tcp://127.0.0.1:{port}")
+        barrier.wait()
+        for t in part:
+            sock.send_multipart([b"layer", memoryview(t).cast("B")], copy=False)
+        sock.send_multipart([b"end"])
+        sock.recv_multipart()
+        sock.close()
+        done.append(time.perf_counter())
+
+    threads = [threading.Thread(target=send, args=(p,)) for p in share]
+    for t in threads:
+        t.start()
+    barrier.wait()
+    start = time.perf_counter()
+    for t in threads:
+        t.join()
+    return max(done) - start
+
+
+def bench_plan(layers: int, slaves: int, nbytes: int) -> Plan:
+    return Plan(clusters=(Cluster("bench", 1.0),), bandwidth=((1e9,),), ps_cluster=0, num_slaves=slaves,
+                layers=tuple(Layer(f"layers.{i}", nbytes) for i in range(layers)),
+                slave_of_layer=tuple(i % slaves for i in range(layers)),
+                push_schedule=(tuple(Transfer(0, i, i % slaves) for i in range(layers)),),
+                inner_steps=1, grace_window_s=0.1, heartbeat_s=1.0, missed_heartbeats=30)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mbytes", type=int, default=256)
+    parser.add_argument("--layers", type=int, default=16)
+    parser.add_argument("--slaves", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--json", metavar="PATH", help="write the results here")
+    parser.add_argument("--raw-receiver", nargs=2, type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.raw_receiver:
+        raw_receiver(*args.raw_receiver)
+        return 0
+
+    total = args.mbytes * 2 ** 20
+    per_layer = total // args.layers // 4
+    rng = np.random.default_rng(0)
+    params = {f"layers.{i}.weight": rng.standard_normal(per_layer, dtype=np.float32) for i in range(args.layers)}
+    nbytes = sum(a.nbytes for a in params.values())
+    plan = bench_plan(args.layers, args.slaves, per_layer * 4)
+    work = tempfile.mkdtemp(prefix="dips-dataplane-")
+    dep = Deployment(plan=plan, mode="dips", model=ModelSpec(), workdir=work, total_tokens=10 ** 12,
+                     master_port=free_port_block(1), data_port=free_port_block(args.layers), round_timeout_s=600,
+                     data_timeout_s=600)
+    for sub in ("logs", "master", "pushes", *(f"slave{i}" for i in range(args.slaves))):
+        os.makedirs(os.path.join(work, sub), exist_ok=True)
+    np.savez(os.path.join(work, "init.npz"), **params)
+    dep.save(dep.path("deployment.json"))
+    sup = Supervisor(dep, SECRET, restart=False)
+    receivers = []
+    results = {"dips": [], "raw_1": [], f"raw_{args.layers}": []}
+    try:
+        sup.spawn("master")
+        for s in range(args.slaves):
+            sup.spawn("slave", s)
+        auth = Authenticator(SECRET)
+        control = ControlClient(dep.master_address, auth)
+        while (status := control.call("status")) is None or len(sup.status().get("slaves", [])) < args.slaves:
+            time.sleep(0.1)
+        specs = [LayerSpec.of({n: a}) for n, a in params.items()]
+        client = DataClient(auth, dep.layer_address, specs, timeout_s=600)
+        tensors = [{n: a} for n, a in params.items()]
+        arrays = list(params.values())
+        for connections, key in ((1, "raw_1"), (args.layers, f"raw_{args.layers}")):
+            port = free_port_block(1)
+            receivers.append(subprocess.Popen([sys.executable, __file__, "--raw-receiver", str(port), str(connections)],
+                                              start_new_session=True))
+            time.sleep(1.0)
+            raw_push(port, arrays, connections)  # warm-up: connections, page faults
+            results[key] = [raw_push(port, arrays, connections) for _ in range(args.repeats)]
+        for repeat in range(args.repeats + 1):  # the first, a warm-up, is not timed
+            push = control.call("push_request", cluster=0, tokens=1, base_version=0, loss=0.0)["push"]
+            start = time.perf_counter()
+            client.push(range(args.layers), tensors, {"push": push, "cluster": 0, "base_version": 0})
+            if repeat:
+                results["dips"].append(time.perf_counter() - start)
+            control.call("push_failed", push=push)  # nothing to commit: drop it so the pools are freed
+            time.sleep(0.5)
+    finally:
+        for proc in receivers:
+            proc.kill()
+        sup.stop()
+
+    sample = arrays[0]
+    start = time.perf_counter()
+    Authenticator(SECRET).payload_mac([memoryview(sample).cast("B")])
+    mac_gbps = sample.nbytes / (time.perf_counter() - start) / 1e9
+    gbps = {k: nbytes / min(v) / 1e9 for k, v in results.items()}
+    best_raw = max(gbps["raw_1"], gbps[f"raw_{args.layers}"])
+    print(f"push of {nbytes / 2 ** 20:.0f} MiB in {args.layers} layers to {args.slaves} slaves over loopback, "
+          f"best of {args.repeats} ({platform.node()}, {os.cpu_count()} cores)")
+    print(f"{'path':<34}{'best s':>9}{'median s':>10}{'GB/s':>8}{'vs raw':>8}")
+    names = {"raw_1": "raw ZeroMQ, 1 connection", f"raw_{args.layers}": f"raw ZeroMQ, {args.layers} connections",
+             "dips": "Di-PS push (auth, checks, pools)"}
+    for key, label in names.items():
+        times = sorted(results[key])
+        print(f"{label:<34}{times[0]:>9.3f}{times[len(times) // 2]:>10.3f}{gbps[key]:>8.2f}"
+              f"{gbps[key] / gbps['raw_1']:>8.0%}")
+    ratio = gbps["dips"] / gbps["raw_1"]
+    print(f"HMAC-SHA256 on one core in this run: {mac_gbps:.2f} GB/s (sender and receiver each MAC every byte)")
+    print(f"Di-PS / raw ZeroMQ (1 connection): {ratio:.0%}; / best raw: {gbps['dips'] / best_raw:.0%} "
+          f"(target >= 80%)")
+    if args.json:
+        write_json(args.json, {"bytes": nbytes, "layers": args.layers, "slaves": args.slaves, "repeats": args.repeats,
+                               "seconds": results, "gbytes_per_s": gbps, "ratio_vs_raw_1": ratio,
+                               "ratio_vs_best_raw": gbps["dips"] / best_raw, "hmac_gbytes_per_s": mac_gbps,
+                               "cpus": os.cpu_count(), "load_average": os.getloadavg()})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,165 @@
+"""The clusters' model and data for `stagec ps run`: a tiny Llama in plain torch and a
+synthetic corpus pre-partitioned into chunks (di-ps.md §4, "many more chunks than
+clusters").
+
+The model keeps Hugging Face's LlamaForCausalLM parameter names (`model.embed_tokens`,
+`model.layers.N`, `model.norm`, `lm_head`), so a plan's layer prefixes address it as
+they would the real model. It is written here rather than taken from `transformers`
+so that a cluster process starts in about a second and the runtime does not depend on
+a test-only package.
+
+The corpus is a fixed random bigram language (each token has a few likely successors),
+so the loss has something to learn and a floor: the chain's entropy rate. Chunk c is
+the sequences drawn with seed c; evaluation uses chunks no cluster trains on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+__all__ = ["ModelSpec", "TinyLlama", "chunk_batches", "default_layer_prefixes", "eval_loss"]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    vocab: int = 64
+    hidden: int = 32
+    intermediate: int = 64
+    layers: int = 2
+    heads: int = 4
+    kv_heads: int = 2
+    seq: int = 32
+    batch: int = 8
+    seed: int = 0
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, size: int, eps: float = 1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(size))
+        self.eps = eps
+
+    def forward(self, x):
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+
+def _rotary(x, positions, base: float = 10000.0):
+    half = x.shape[-1] // 2
+    freqs = torch.outer(positions, 1.0 / base ** (torch.arange(half, dtype=torch.float32) / half))
+    cos, sin = torch.cat((freqs.cos(), freqs.cos()), -1), torch.cat((freqs.sin(), freqs.sin()), -1)
+    rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+    return x * cos + rotated * sin
+
+
+class Attention(nn.Module):
+    def __init__(self, s: ModelSpec):
+        super().__init__()
+        self.heads, self.kv_heads, self.dim = s.heads, s.kv_heads, s.hidden // s.heads
+        self.q_proj = nn.Linear(s.hidden, s.heads * self.dim, bias=False)
+        self.k_proj = nn.Linear(s.hidden, s.kv_heads * self.dim, bias=False)
+        self.v_proj = nn.Linear(s.hidden, s.kv_heads * self.dim, bias=False)
+        self.o_proj = nn.Linear(s.heads * self.dim, s.hidden, bias=False)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        pos = torch.arange(t, dtype=torch.float32)
+        q = _rotary(self.q_proj(x).view(b, t, self.heads, self.dim).transpose(1, 2), pos)
+        k = _rotary(self.k_proj(x).view(b, t, self.kv_heads, self.dim).transpose(1, 2), pos)
+        v = self.v_proj(x).view(b, t, self.kv_heads, self.dim).transpose(1, 2)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        return self.o_proj(y.transpose(1, 2).reshape(b, t, -1))
+
+
+class MLP(nn.Module):
+    def __init__(self, s: ModelSpec):
+        super().__init__()
+        self.gate_proj = nn.Linear(s.hidden, s.intermediate, bias=False)
+        self.up_proj = nn.Linear(s.hidden, s.intermediate, bias=False)
+        self.down_proj = nn.Linear(s.intermediate, s.hidden, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, s: ModelSpec):
+        super().__init__()
+        self.self_attn = Attention(s)
+        self.mlp = MLP(s)
+        self.input_layernorm = RMSNorm(s.hidden)
+        self.post_attention_layernorm = RMSNorm(s.hidden)
+
+    def forward(self, x):
+        x = x + self.self_attn(self.input_layernorm(x))
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class Decoder(nn.Module):
+    def __init__(self, s: ModelSpec):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(s.vocab, s.hidden)
+        self.layers = nn.ModuleList(DecoderLayer(s) for _ in range(s.layers))
+        self.norm = RMSNorm(s.hidden)
+
+    def forward(self, ids):
+        x = self.embed_tokens(ids)
+        for layer in self.layers:
+            x = layer(x)
+        return self.norm(x)
+
+
+class TinyLlama(nn.Module):
+    """LlamaForCausalLM's structure and names; forward(ids) is the mean next-token loss."""
+
+    def __init__(self, spec: ModelSpec):
+        super().__init__()
+        torch.manual_seed(spec.seed)
+        self.spec = spec
+        self.model = Decoder(spec)
+        self.lm_head = nn.Linear(spec.hidden, spec.vocab, bias=False)
+
+    def forward(self, ids):
+        logits = self.lm_head(self.model(ids[:, :-1]))
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
+
+
+def default_layer_prefixes(spec: ModelSpec) -> list[str]:
+    return ["model.embed_tokens", *(f"model.layers.{i}" for i in range(spec.layers)), "model.norm", "lm_head"]
+
+
+def _bigram(spec: ModelSpec) -> np.ndarray:
+    rng = np.random.default_rng(10_000 + spec.seed)
+    logits = rng.standard_normal((spec.vocab, spec.vocab)) * 3.0
+    p = np.exp(logits - logits.max(1, keepdims=True))
+    return p / p.sum(1, keepdims=True)
+
+
+def chunk_batches(spec: ModelSpec, chunk: int, steps: int) -> list[torch.Tensor]:
+    """`steps` batches of token ids [batch, seq + 1] from data chunk `chunk`."""
+    table = np.cumsum(_bigram(spec), axis=1)
+    rng = np.random.default_rng(chunk)
+    n = steps * spec.batch
+    ids = np.empty((n, spec.seq + 1), dtype=np.int64)
+    ids[:, 0] = rng.integers(0, spec.vocab, n)
+    u = rng.random((n, spec.seq))
+    for t in range(spec.seq):
+        ids[:, t + 1] = np.minimum((table[ids[:, t]] < u[:, t:t + 1]).sum(1), spec.vocab - 1)
+    return [torch.from_numpy(ids[i * spec.batch:(i + 1) * spec.batch]) for i in range(steps)]
+
+
+EVAL_CHUNK = 1_000_000_007
+
+
+@torch.no_grad()
+def eval_loss(model: TinyLlama, batches: int = 8) -> float:
+    """Mean loss on held-out chunk EVAL_CHUNK (never handed to a cluster)."""
+    data = chunk_batches(model.spec, EVAL_CHUNK, batches)
+    return float(sum(model(b) for b in data) / len(data))

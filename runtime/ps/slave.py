@@ -1,0 +1,342 @@
+"""A slave PS: the data flow of di-ps.md §3.2 on ZeroMQ and the outer step for its layers.
+
+Each layer the plan gives this slave is served from its own port by its own receiver
+thread (a ZeroMQ ROUTER socket), with a consumer thread behind it (§3.2's
+producer-consumer model): the receiver checks a message's header — its MAC, nonce,
+layer, tensor names, dtypes, shapes, byte sizes and version — and hands the frames on;
+the consumer checks the payload's MAC and copies it into a buffer from the layer's
+memory pool, then acknowledges. Pulls are answered from frames serialized once per
+committed version, so serving a pull costs no serialization.
+
+The control loop polls the master (that is its heartbeat) and follows its
+instructions for the round: Gram matrices of the pseudo-gradients (`norms`), the outer
+step into a pending snapshot (`prepare`), and the switch to it (`commit`). The live
+parameters are replaced only at commit: a round aborted before it leaves them
+bit-identical.
+
+Snapshots (§4): after each committed update the slave's layers and momentum buffers are
+written to `slave<i>/v<version>.npz` (the last `keep_snapshots` kept). A restarted slave
+loads the snapshot of the master's committed version, promoting a pending one if the
+master had committed it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import faulthandler
+import logging
+import os
+import signal
+import queue
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import zmq
+
+from stagec.runtime.ps.auth import AuthError, Authenticator
+from stagec.runtime.ps.control import ControlClient
+from stagec.runtime.ps.deployment import Deployment, secret_from_env
+from stagec.runtime.ps.penalty import outer_step, pseudo_gradient, slave_gram, weighted_pseudo_gradient
+from stagec.runtime.ps.wire import LayerSpec, WireError, check_tensors, decode, encode_header, group_by_layer
+
+__all__ = ["MemoryPool", "Slave", "load_snapshot"]
+
+log = logging.getLogger("stagec.ps.slave")
+
+
+class MemoryPool:
+    """Preallocated buffer sets for one layer's incoming pushes (§3.2): a push borrows
+    one on arrival and returns it when its round is over."""
+
+    def __init__(self, spec: LayerSpec, count: int):
+        self.spec = spec
+        self._free = [self._new() for _ in range(count)]
+        self._lock = threading.Lock()
+        self.allocated = count
+
+    def _new(self) -> list[np.ndarray]:
+        return [np.empty(s, dtype=d) for s, d in zip(self.spec.shapes, self.spec.dtypes)]
+
+    def take(self) -> list[np.ndarray]:
+        with self._lock:
+            if self._free:
+                return self._free.pop()
+            self.allocated += 1
+        return self._new()
+
+    def give(self, buffers: list[np.ndarray]) -> None:
+        with self._lock:
+            self._free.append(buffers)
+
+
+def snapshot_path(dep: Deployment, slave: int, version: int, pending: bool = False) -> Path:
+    return dep.path(f"slave{slave}", f"v{version:06d}{'.pending' if pending else ''}.npz")
+
+
+def save_snapshot(path: Path, params: dict, momentum: dict) -> None:
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez(tmp, **{f"p/{k}": v for k, v in params.items()}, **{f"m/{k}": v for k, v in momentum.items()})
+    os.replace(tmp, path)
+
+
+def load_snapshot(path: Path) -> tuple[dict, dict]:
+    with np.load(path) as data:
+        params = {k[2:]: data[k] for k in data.files if k.startswith("p/")}
+        momentum = {k[2:]: data[k] for k in data.files if k.startswith("m/")}
+    return params, momentum
+
+
+class Slave:
+    def __init__(self, dep: Deployment, index: int, auth: Authenticator):
+        self.dep, self.plan, self.index, self.auth = dep, dep.plan, index, auth
+        self.layers = [l for l, s in enumerate(self.plan.slave_of_layer) if s == index]
+        self.client = ControlClient(dep.master_address, auth)
+        self.lock = threading.RLock()
+        dep.path(f"slave{index}").mkdir(parents=True, exist_ok=True)
+        with np.load(dep.path("init.npz")) as init:
+            groups = group_by_layer({k: init[k] for k in init.files}, self.plan.layers)
+        self.specs = {l: LayerSpec.of(groups[l]) for l in self.layers}
+        self.version, self.params, self.momentum = self._recover(groups)
+        self.pools = {l: MemoryPool(self.specs[l], len(self.plan.clusters)) for l in self.layers}
+        self.pushes: dict[str, dict[int, list[np.ndarray]]] = defaultdict(dict)
+        self.deltas: dict[int, dict] = {}
+        self.pending: dict | None = None
+        self.refused: set[int] = set()
+        self.busy = False
+        self.epoch: int | None = None
+        self.pull_frames: dict[int, tuple[int, str]] = {}
+        self._serialize()
+        self.stop = threading.Event()
+
+    def _names(self, layer: int) -> tuple[str, ...]:
+        return self.specs[layer].names
+
+    def _recover(self, groups) -> tuple[int, dict, dict]:
+        """The committed version (asked of the master) and its parameters."""
+        while (reply := self.client.call("slave_poll", slave=self.index, pid=os.getpid(), version=-1)) is None:
+            time.sleep(0.05)
+        version = reply["version"]
+        if version == 0:
+            params = {n: a for l in self.layers for n, a in groups[l].items()}
+            return 0, params, {n: np.zeros_like(a) for n, a in params.items()}
+        path = snapshot_path(self.dep, self.index, version)
+        pending = snapshot_path(self.dep, self.index, version, pending=True)
+        if not path.exists() and pending.exists():
+            os.replace(pending, path)  # the master committed it before we could
+        params, momentum = load_snapshot(path)
+        log.info("slave %d recovered version %d from %s", self.index, version, path)
+        return version, params, momentum
+
+    def _serialize(self) -> None:
+        """Pull frames for the committed version, built once (the producer side)."""
+        frames = {}
+        for l in self.layers:
+            payload = [memoryview(np.ascontiguousarray(self.params[n])).cast("B") for n in self._names(l)]
+            frames[l] = (self.version, self.auth.payload_mac(payload), payload)
+        self.pull_frames = frames
+
+    # -- the data flow: a receiver and a consumer thread per layer --------------------------
+
+    def serve_layer(self, layer: int, ctx: zmq.Context) -> None:
+        sock = ctx.socket(zmq.ROUTER)
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.bind(self.dep.layer_address(layer))
+        work: queue.Queue = queue.Queue()
+        replies: queue.Queue = queue.Queue()
+        consumer = threading.Thread(target=self._consume, args=(layer, work, replies), daemon=True)
+        consumer.start()
+        spec = self.specs[layer]
+        while not self.stop.is_set():
+            while True:
+                try:
+                    ident, frames = replies.get_nowait()
+                except queue.Empty:
+                    break
+                sock.send_multipart([ident, *frames], copy=False)
+            if not sock.poll(5):
+                continue
+            msg = sock.recv_multipart(copy=False)
+            ident, frames = msg[0].bytes, [f.buffer for f in msg[1:]]
+            peer = f"layer {layer} peer {ident.hex()}"
+            try:
+                header, payload = self.auth.open_header(frames, peer)
+                if header.get("layer") != layer:
+                    raise WireError(f"message for layer {header.get('layer')} sent to layer {layer}")
+                if header.get("kind") == "pull":
+                    sock.send_multipart([ident, *self._pull_reply(layer, header)], copy=False)
+                    continue
+                if header.get("kind") != "push":
+                    raise WireError(f"unknown data message kind {header.get('kind')!r}")
+                check_tensors(header, payload, spec)
+                if not isinstance(header.get("base_version"), int) or not 0 <= header["base_version"] <= self.version:
+                    raise WireError(f"push based on version {header.get('base_version')}, but this slave is at "
+                                    f"version {self.version}")
+                work.put((ident, header, payload, peer))
+            except (AuthError, WireError, ValueError) as error:
+                log.warning("refused a data message on layer %d: %s", layer, error)
+                sock.send_multipart([ident, *self.auth.frames({"ok": False, "error": str(error)}, [])])
+        sock.close()
+
+    def _pull_reply(self, layer: int, header: dict) -> list:
+        version, mac, payload = self.pull_frames[layer]
+        if version < int(header.get("min_version", 0)):
+            return self.auth.frames({"ok": False, "not_ready": True, "version": version,
+                                     "request": header["nonce"]}, [])
+        reply = {"ok": True, "layer": layer, "version": version, "request": header["nonce"],
+                 "tensors": encode_header(self.specs[layer])}
+        return self.auth.frames(reply, payload, payload_mac=mac)
+
+    def _consume(self, layer: int, work: queue.Queue, replies: queue.Queue) -> None:
+        while not self.stop.is_set():
+            try:
+                ident, header, payload, peer = work.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            try:
+                self.auth.check_payload(header, payload, peer)
+            except AuthError as error:
+                replies.put((ident, self.auth.frames({"ok": False, "error": str(error)}, [])))
+                continue
+            buffers = decode(payload, self.specs[layer], into=self.pools[layer].take())
+            push = str(header["push"])
+            with self.lock:
+                old = self.pushes[push].get(layer)
+                self.pushes[push][layer] = buffers
+            if old is not None:
+                self.pools[layer].give(old)
+            self.client.call("layer_received", slave=self.index, push=push, layer=layer)
+            replies.put((ident, self.auth.frames({"ok": True, "push": push, "layer": layer}, [])))
+
+    # -- the control flow ------------------------------------------------------------------
+
+    def _drop(self, keep: set) -> None:
+        with self.lock:
+            for push in [p for p in self.pushes if p not in keep]:
+                for layer, buffers in self.pushes.pop(push).items():
+                    self.pools[layer].give(buffers)
+
+    def _norms(self, ins: dict) -> dict:
+        pushes = ins["pushes"]
+        with self.lock:
+            if ins["version"] != self.version or any(set(self.pushes.get(p, {})) != set(self.layers)
+                                                     for p in pushes):
+                return {"missing": True}
+            deltas = [[pseudo_gradient(self.params[n], self.pushes[p][l][k]) for l in self.layers
+                       for k, n in enumerate(self._names(l))] for p in pushes]
+        self.deltas = {ins["round"]: deltas}
+        return {"gram": slave_gram(deltas).tolist()}
+
+    def _prepare(self, ins: dict) -> bool:
+        version = ins["version"]
+        faults = self.dep.faults
+        if version in faults.fail_prepare_versions and faults.fail_prepare_slave == self.index and \
+                version not in self.refused:
+            self.refused.add(version)
+            log.warning("injected fault: refusing to prepare version %d", version)
+            return False
+        deltas = self.deltas.get(ins["round"])
+        if deltas is None or version != self.version + 1:
+            return False
+        index = {p: j for j, p in enumerate(ins["pushes"])}
+        chosen = [deltas[index[p]] for p in ins["participants"]]
+        params, momentum = {}, {}
+        names = [n for l in self.layers for n in self._names(l)]
+        for k, n in enumerate(names):
+            g = weighted_pseudo_gradient([d[k] for d in chosen], ins["weights"], ins["scale"])
+            params[n], momentum[n] = outer_step(self.params[n], self.momentum[n], g, self.dep.plan.outer)
+        save_snapshot(snapshot_path(self.dep, self.index, version, pending=True), params, momentum)
+        self.pending = {"version": version, "round": ins["round"], "pushes": ins["pushes"], "params": params,
+                        "momentum": momentum}
+        return True
+
+    def _commit(self, version: int) -> None:
+        if self.version >= version:
+            return
+        pending = self.pending
+        path = snapshot_path(self.dep, self.index, version)
+        if pending is None or pending["version"] != version:
+            params, momentum = load_snapshot(snapshot_path(self.dep, self.index, version, pending=True))
+            pending = {"params": params, "momentum": momentum, "pushes": []}
+        os.replace(snapshot_path(self.dep, self.index, version, pending=True), path)
+        with self.lock:
+            self.params, self.momentum, self.version = pending["params"], pending["momentum"], version
+            self._serialize()
+        self.pending = None
+        self._drop(set(self.pushes) - set(pending["pushes"]))
+        old = sorted(self.dep.path(f"slave{self.index}").glob("v??????.npz"))[:-self.dep.keep_snapshots]
+        for p in old:
+            p.unlink(missing_ok=True)
+        log.info("slave %d committed version %d", self.index, version)
+
+    def _abort_pending(self) -> None:
+        if self.pending is not None:
+            snapshot_path(self.dep, self.index, self.pending["version"], pending=True).unlink(missing_ok=True)
+            self.pending = None
+
+    def poll_once(self) -> bool:
+        """One heartbeat and instruction; False when the master says to shut down.
+        `self.busy` says whether a round is under way (the next poll comes sooner)."""
+        reply = self.client.call("slave_poll", slave=self.index, pid=os.getpid(), version=self.version)
+        self.busy = False
+        if reply is None:
+            return True  # the master is away: keep serving pulls and keep trying
+        self.busy = reply.get("round_active", False)
+        if self.epoch is not None and reply["epoch"] != self.epoch:
+            log.info("master restarted (epoch %d): pushes and pending updates of the old epoch dropped",
+                     reply["epoch"])
+            if self.pending is not None and self.pending["version"] <= reply["version"]:
+                self._commit(self.pending["version"])
+            self._abort_pending()
+            self._drop(set())
+            self.deltas = {}
+        self.epoch = reply["epoch"]
+        if self.pending is not None and self.pending["version"] <= reply["version"]:
+            self._commit(self.pending["version"])  # committed by the master's log
+        ins = reply.get("instruction")
+        if ins is None:
+            if self.pending is not None and reply.get("instruction") is None and self.pending["version"] > reply[
+                    "version"] and not any(p in reply["live_pushes"] for p in self.pending["pushes"]):
+                self._abort_pending()  # the round was aborted
+            self._drop(set(reply["live_pushes"]))
+        elif ins["op"] == "norms":
+            self._abort_pending()
+            self.client.call("slave_norms", slave=self.index, round=ins["round"], **self._norms(ins))
+        elif ins["op"] == "prepare":
+            ok = (self.pending is not None and self.pending["round"] == ins["round"]) or self._prepare(ins)
+            self.client.call("slave_prepared", slave=self.index, round=ins["round"], ok=ok)
+        elif ins["op"] == "commit":
+            self._commit(ins["version"])
+            self.client.call("slave_committed", slave=self.index, version=self.version)
+        return not reply.get("shutdown")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="stagec.runtime.ps.slave")
+    parser.add_argument("deployment")
+    parser.add_argument("index", type=int)
+    args = parser.parse_args(argv)
+    dep = Deployment.load(args.deployment)
+    faulthandler.register(signal.SIGUSR1)  # `kill -USR1 PID` prints every thread's stack to stderr
+    logging.basicConfig(filename=dep.path("logs", f"slave{args.index}.log"), level=logging.INFO,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    slave = Slave(dep, args.index, Authenticator(secret_from_env()))
+    ctx = zmq.Context()
+    threads = [threading.Thread(target=slave.serve_layer, args=(l, ctx), daemon=True) for l in slave.layers]
+    for t in threads:
+        t.start()
+    log.info("slave %d up at version %d serving layers %s", args.index, slave.version, slave.layers)
+    while slave.poll_once():
+        # between rounds a poll is a heartbeat; during one, each phase waits on it
+        time.sleep(0.002 if slave.busy else 0.02)
+    slave.stop.set()
+    for t in threads:
+        t.join(timeout=2)
+    log.info("slave %d done at version %d", args.index, slave.version)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,138 @@
+"""The pseudo-gradient penalty of di-ps.md §4.1 and the outer Nesterov step, against
+hand computations (alpha = 0.02, beta = 3, clip norm 1: the Penalty defaults, §4.1)."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from stagec.runtime.ps.penalty import (PenaltyState, decide, outer_step, pseudo_gradient, slave_gram,
+                                       weighted_pseudo_gradient)
+from stagec.runtime.ps.plan import OuterOptimizer, Penalty
+
+PENALTY = Penalty()
+
+
+def grams_of(*per_slave_norms):
+    """1 x 1 (or k x k diagonal) Gram matrices from per-slave norms: one list per slave."""
+    return [np.diag(np.square(np.asarray(norms, dtype=np.float64))) for norms in per_slave_norms]
+
+
+def history():
+    """Rounds A-C of the hand computation; returns the state before round D.
+
+    A: G = 3 + 4 = 7, no history: accepted, mu = 7, sigma = 0, no score.
+    B: G = 3 + 2 = 5, sigma = 0: accepted without a score;
+       mu = .02*5 + .98*7 = 6.96, sigma = sqrt(.02 * (5 - 6.96)^2) = sqrt(.076832).
+    C: G = 7: E = (7 - 6.96) / sqrt(.076832) = 0.1443...; E was empty, so nobody is
+       excluded and E = (0.1443,); mu = .02*7 + .98*6.96 = 6.9608,
+       sigma = sqrt(.98 * .076832 + .02 * (7 - 6.9608)^2) = sqrt(.0753260928).
+    """
+    s = PenaltyState()
+    d = decide(grams_of([3], [4]), [100], s, PENALTY)
+    assert d.participants == (0,) and d.state.mu == 7 and d.state.sigma == 0 and d.state.scores == ()
+    d = decide(grams_of([3], [2]), [100], d.state, PENALTY)
+    assert d.participants == (0,) and d.scores == {}
+    assert d.state.mu == pytest.approx(6.96) and d.state.sigma == pytest.approx(math.sqrt(0.076832))
+    d = decide(grams_of([3], [4]), [100], d.state, PENALTY)
+    assert d.participants == (0,) and d.excluded == ()
+    assert d.state.scores == pytest.approx((0.04 / math.sqrt(0.076832),))
+    assert d.state.mu == pytest.approx(6.9608) and d.state.sigma == pytest.approx(math.sqrt(0.0753260928))
+    return d.state
+
+
+def test_a_1000x_pseudo_gradient_is_excluded_on_every_slave_and_does_not_move_the_parameters():
+    state = history()
+    # round D: push 0 is ordinary (Delta = [3, 0] on slave 0, [4] on slave 1: G = 7),
+    # push 1 sends the same pseudo-gradient 1000x too large (G = 7000).
+    theta = [np.zeros(2, np.float32), np.zeros(1, np.float32)]
+    good = [np.array([-3, 0], np.float32), np.array([-4], np.float32)]
+    bad = [1000 * g for g in good]
+    deltas = [[[pseudo_gradient(theta[s], push[s])] for push in (good, bad)] for s in range(2)]
+    grams = [slave_gram(d) for d in deltas]
+    d = decide(grams, [100, 100], state, PENALTY)
+    # E_D = (7 - 6.9608) / sqrt(.0753260928) = 0.1428 and (7000 - 6.9608) / ... = 25479.6;
+    # threshold = 3 * max(E) = 3 * 0.1443 = 0.4329: push 1 is out, push 0 stays.
+    assert d.totals == pytest.approx({0: 7.0, 1: 7000.0})
+    assert d.scores[1] == pytest.approx((7000 - 6.9608) / math.sqrt(0.0753260928))
+    assert d.participants == (0,) and d.excluded == (1,) and d.weights == (1.0,)
+    # ||delta|| = sqrt(3^2 + 4^2) = 5 > 1 (G = 7 sums per-slave norms; the clip takes the
+    # global L2 norm): scale 1/5; the Nesterov step from zero momentum moves theta by
+    # -lr (1 + momentum) g = -0.7 * 1.9 * [3/5, 0 | 4/5] = [-0.798, 0 | -1.064].
+    assert d.scale == pytest.approx(1 / 5)
+    new = []
+    for s in range(2):
+        g = weighted_pseudo_gradient([deltas[s][j][0] for j in d.participants], d.weights, d.scale)
+        new.append(outer_step(theta[s], np.zeros_like(theta[s]), g, OuterOptimizer())[0])
+    np.testing.assert_allclose(new[0], [-0.798, 0.0], rtol=1e-6)
+    np.testing.assert_allclose(new[1], [-1.064], rtol=1e-6)
+    # the poisoned G did not enter the EMA: mu = .02*7 + .98*6.9608
+    assert d.state.mu == pytest.approx(0.02 * 7 + 0.98 * 6.9608)
+    assert len(d.state.scores) == 2
+
+
+def test_weights_follow_tokens_and_the_clipped_norm_is_at_most_one():
+    # pushes A = [4, 0], B = [0, 4] on one slave with 1000 and 3000 tokens:
+    # delta = .25 A + .75 B = [1, 3], ||delta|| = sqrt(10) > 1, so scale = 1/sqrt(10).
+    deltas = [[np.array([4, 0], np.float32)], [np.array([0, 4], np.float32)]]
+    gram = slave_gram(deltas)
+    np.testing.assert_array_equal(gram, [[16, 0], [0, 16]])
+    d = decide([gram], [1000, 3000], PenaltyState(), PENALTY)
+    assert d.weights == (0.25, 0.75)
+    assert d.scale == pytest.approx(1 / math.sqrt(10))
+    g = weighted_pseudo_gradient([x[0] for x in deltas], d.weights, d.scale)
+    np.testing.assert_allclose(g, np.array([1, 3]) / math.sqrt(10), rtol=1e-6)
+    assert float(np.linalg.norm(g)) <= 1 + 1e-6
+
+
+def test_the_clip_norm_is_global_over_slaves():
+    # two slaves, each share of norm 0.8: per-slave clipping would leave both alone, the
+    # global norm is sqrt(.64 + .64) = 1.1314, so both are scaled by 1/1.1314 = 0.8839.
+    d = decide(grams_of([0.8], [0.8]), [1], PenaltyState(), PENALTY)
+    assert d.scale == pytest.approx(1 / math.sqrt(1.28))
+
+
+def test_a_norm_below_one_is_not_scaled():
+    d = decide(grams_of([0.3], [0.4]), [1], PenaltyState(), PENALTY)
+    assert d.scale == 1.0
+
+
+def test_without_the_penalty_nobody_is_excluded_and_nothing_is_clipped():
+    # DiLoCo (sync and async): token-weighted average of everything
+    off = Penalty(enabled=False)
+    d = decide(grams_of([3, 3000], [4, 4000]), [100, 300], history(), off)
+    assert d.participants == (0, 1) and d.excluded == () and d.scale == 1.0 and d.weights == (0.25, 0.75)
+
+
+def test_every_push_of_a_round_excluded_leaves_nothing_to_apply():
+    d = decide(grams_of([3000], [4000]), [100], history(), PENALTY)
+    assert d.participants == () and d.weights == () and d.excluded == (0,)
+
+
+def test_no_exclusion_while_the_largest_recorded_score_is_not_positive():
+    # beta * max(E) <= 0 would reject clusters at or below the mean: no threshold then.
+    state = PenaltyState(mu=7.0, sigma=1.0, scores=(-0.5, -0.2))
+    d = decide(grams_of([9]), [1], state, PENALTY)  # E = 2
+    assert d.participants == (0,) and d.scores == {0: 2.0}
+
+
+def test_outer_step_is_torchs_sgd_with_nesterov():
+    # DiLoCo's outer optimizer: torch.optim.SGD(lr=0.7, momentum=0.9, nesterov=True)
+    rng = np.random.default_rng(0)
+    theta = rng.standard_normal(5).astype(np.float32)
+    p = torch.nn.Parameter(torch.from_numpy(theta.copy()))
+    sgd = torch.optim.SGD([p], lr=0.7, momentum=0.9, nesterov=True)
+    buf = np.zeros_like(theta)
+    for _ in range(3):
+        g = rng.standard_normal(5).astype(np.float32)
+        p.grad = torch.from_numpy(g.copy())
+        sgd.step()
+        theta, buf = outer_step(theta, buf, g, OuterOptimizer(lr=0.7, momentum=0.9))
+    np.testing.assert_allclose(theta, p.detach().numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_outer_step_leaves_its_inputs_alone():
+    theta, buf = np.ones(3, np.float32), np.zeros(3, np.float32)
+    outer_step(theta, buf, np.ones(3, np.float32), OuterOptimizer())
+    np.testing.assert_array_equal(theta, 1) and np.testing.assert_array_equal(buf, 0)

@@ -1,0 +1,209 @@
+"""`stagec ps run`: run a Di-PS deployment as real processes on loopback (issue 19).
+
+It only assembles: the plan (a JSON file, or the `ps` dialect's IR where this build has
+it) and the run settings -> `runtime/ps/deployment.Deployment` -> the supervisor
+(`runtime/ps/launcher.run`), with a live progress table. Register it with
+`add_arguments(parser)` and call `run(args)`; `python -m stagec.tools.stagec_ps_run`
+runs it on its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import secrets
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from stagec.tools.errors import Terminated, UsageError, interrupt_exit, interrupt_handling, positive_int
+
+HELP = """\
+Run a Di-PS deployment (docs/dips-runtime.md): a master PS (control flow on gRPC), the
+plan's slave PSs (data flow on ZeroMQ, a thread per layer) and its clusters (a tiny
+Llama trained with AdamW for H inner steps, then pushed and pulled), each a process on
+loopback, supervised and restarted if it dies, until the token budget is consumed.
+
+CONFIG_OR_PLAN is a JSON file: either a plan (the fields of runtime/ps/plan.py's Plan)
+or {"plan": {...}, "run": {...}} where "run" may set mode, total_tokens, inner_lr,
+step_time_s, model (vocab, hidden, intermediate, layers, heads, kv_heads, seq, batch,
+seed). A .mlir file is read with the ps dialect's plan_from_module where the build has
+it. Command-line options override "run".
+
+Modes: dips (asynchronous, grace window, pseudo-gradient penalty), sync (synchronous
+DiLoCo), async (asynchronous DiLoCo, no penalty).
+
+Every message is authenticated with a shared secret: DIPS_SECRET if set, else a fresh
+random one for this run.
+
+examples:
+  stagec ps run plan.json
+  stagec ps run plan.json --mode sync --tokens 200000 --workdir runs/sync
+  stagec ps run deployment.json --json result.json"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("config", metavar="CONFIG_OR_PLAN", help="a plan or deployment description (JSON, or .mlir)")
+    parser.add_argument("--mode", choices=("dips", "sync", "async"), help="outer optimization (default: dips)")
+    parser.add_argument("--tokens", type=positive_int, help="token budget over all clusters")
+    parser.add_argument("--workdir", help="where snapshots, logs and the master's state go (default: a new "
+                                          "temporary directory)")
+    parser.add_argument("--timeout", type=float, default=3600.0, help="give up after this many seconds")
+    parser.add_argument("--json", metavar="PATH", help="write the run's summary as JSON")
+    parser.add_argument("--quiet", action="store_true", help="no live progress table")
+
+
+def _read(path: Path) -> tuple[dict, dict]:
+    """(plan JSON, run settings) from the user's file."""
+    if not path.exists():
+        raise UsageError(f"{path}: no such file")
+    if path.suffix == ".mlir":
+        return _read_ir(path), {}
+    try:
+        data = json.loads(path.read_text())
+    except ValueError as error:
+        raise UsageError(f"{path}: not JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: expected a JSON object with a plan, got {type(data).__name__}")
+    if "plan" in data:
+        return data["plan"], data.get("run", {})
+    return data, {}
+
+
+def _read_ir(path: Path) -> dict:
+    """The plan of a `ps` dialect module (issue 19, item 1: `stagec ps plan` prints it)."""
+    try:
+        import stagec.dialects.ps as ps  # the ps dialect, where this build has it
+    except ImportError:
+        raise UsageError(f"{path}: this build has no ps dialect to read IR with; give the plan as JSON") from None
+    from xdsl.context import Context
+    from xdsl.dialects.builtin import Builtin
+    from xdsl.ir import Dialect
+    from xdsl.parser import Parser
+    from xdsl.utils.exceptions import ParseError
+
+    from stagec.runtime.ps.deployment import plan_to_json
+
+    ctx = Context()
+    ctx.load_dialect(Builtin)
+    for value in vars(ps).values():
+        if isinstance(value, Dialect):
+            ctx.load_dialect(value)
+    try:
+        module = Parser(ctx, path.read_text(), str(path)).parse_module()
+    except ParseError as error:
+        raise UsageError(f"{path}: {error}") from None
+    return plan_to_json(ps.plan_from_module(module))
+
+
+def _model_for(plan, run: dict):
+    from stagec.runtime.ps.model import ModelSpec
+
+    fields = dict(run.get("model", {}))
+    if "layers" not in fields:
+        numbers = [int(m.group(1)) for l in plan.layers if (m := re.fullmatch(r"model\.layers\.(\d+)", l.prefix))]
+        if numbers:
+            fields["layers"] = max(numbers) + 1
+    try:
+        return ModelSpec(**fields)
+    except TypeError as error:
+        raise UsageError(f"run.model: {error}; fields are those of ModelSpec") from None
+
+
+def deployment_from_args(args: argparse.Namespace):
+    from stagec.runtime.ps.deployment import MODES, Deployment, plan_from_json
+    from stagec.runtime.ps.launcher import free_port_block
+    from stagec.runtime.ps.model import TinyLlama
+    from stagec.runtime.ps.wire import WireError, group_by_layer
+
+    path = Path(args.config)
+    plan_data, run = _read(path)
+    try:
+        plan = plan_from_json(plan_data)
+    except (KeyError, TypeError, ValueError) as error:
+        raise UsageError(f"{path}: not a Di-PS plan ({type(error).__name__}: {error}); expected the fields of "
+                         f"runtime/ps/plan.py's Plan") from None
+    if len(plan.slave_of_layer) != len(plan.layers) or any(not 0 <= s < plan.num_slaves for s in plan.slave_of_layer):
+        raise UsageError(f"{path}: slave_of_layer must give each of the {len(plan.layers)} layers a slave in "
+                         f"0..{plan.num_slaves - 1}")
+    mode = args.mode or run.get("mode", "dips")
+    if mode not in MODES:
+        raise UsageError(f"{path}: run.mode '{mode}' is not one of {', '.join(MODES)}")
+    spec = _model_for(plan, run)
+    try:
+        group_by_layer({n: p for n, p in TinyLlama(spec).named_parameters()}, plan.layers)
+    except WireError as error:
+        raise UsageError(f"{path}: {error}") from None
+    tokens = args.tokens or int(run.get("total_tokens", 0)) or 8 * len(plan.clusters) * plan.inner_steps * spec.batch * spec.seq
+    workdir = args.workdir or tempfile.mkdtemp(prefix="dips-")
+    Path(workdir).mkdir(parents=True, exist_ok=True)
+    return Deployment(plan=plan, mode=mode, model=spec, workdir=str(Path(workdir).resolve()), total_tokens=tokens,
+                      master_port=free_port_block(1), data_port=free_port_block(len(plan.layers)),
+                      inner_lr=float(run.get("inner_lr", 3e-3)), step_time_s=float(run.get("step_time_s", 0.0)))
+
+
+def _table(status: dict, restarts: dict):
+    from rich.table import Table
+
+    table = Table(title="Di-PS", title_justify="left")
+    for column in ("version (round)", "tokens", "clusters in window", "live clusters", "loss per cluster",
+                   "restarts"):
+        table.add_column(column)
+    losses = ", ".join(f"{c}: {l:.3f}" for c, l in sorted(status.get("losses", {}).items()))
+    table.add_row(str(status.get("version", 0)), f"{status.get('tokens', 0):,} / {status.get('total_tokens', 0):,}",
+                  ", ".join(map(str, status.get("window", []))) or "-",
+                  ", ".join(map(str, status.get("clusters", []))) or "-", losses or "-",
+                  ", ".join(f"{k[0]}{k[1]}: {n}" for k, n in restarts.items()) or "-")
+    return table
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.live import Live
+
+    from stagec.runtime.ps.launcher import run as run_deployment
+
+    dep = deployment_from_args(args)
+    secret = os.environ.get("DIPS_SECRET", "").encode() or secrets.token_hex(16).encode()
+    console = Console(stderr=True)
+    console.print(f"Di-PS ({dep.mode}): {len(dep.plan.clusters)} clusters, {dep.plan.num_slaves} slaves, "
+                  f"{len(dep.plan.layers)} layers, H = {dep.plan.inner_steps}; working directory {dep.workdir}")
+    if args.quiet:
+        summary = run_deployment(dep, secret, args.timeout)
+    else:
+        with Live(_table({}, {}), console=console, refresh_per_second=4) as live:
+            summary = run_deployment(dep, secret, args.timeout,
+                                     on_tick=lambda sup: live.update(_table(sup.status(), sup.restarts)))
+    console.print(f"{'finished' if summary.finished else 'did not finish'}: version {summary.version}, "
+                  f"{summary.tokens:,} tokens in {summary.wall_s:.1f} s; evaluation loss {summary.eval_loss:.4f}")
+    if args.json:
+        out = Path(args.json)
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(json.dumps({"mode": dep.mode, "finished": summary.finished, "version": summary.version,
+                                   "tokens": summary.tokens, "wall_s": summary.wall_s,
+                                   "eval_loss": summary.eval_loss, "restarts": summary.restarts,
+                                   "workdir": dep.workdir, "log": summary.log}, indent=1))
+        os.replace(tmp, out)
+    return 0 if summary.finished else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    prog = "stagec ps run"
+    parser = argparse.ArgumentParser(prog=prog, description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        with interrupt_handling():
+            return run(args)
+    except UsageError as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, Terminated) as error:
+        return interrupt_exit(prog, error)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

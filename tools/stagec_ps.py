@@ -7,36 +7,34 @@ push schedule (runtime/ps/placement.py), prints the ps program (dialects/ps) and
 stderr, a summary; `--trace DIR` also writes the round as Chakra traces for
 `stagec simulate DIR` (runtime/ps/trace.py).
 
-`stagec ps run` comes from `stagec.tools.stagec_ps_run` when that module exists: its
-`add_arguments(parser)` fills the subcommand's parser and its `run(args) -> int` runs it
-(the PS runtime). Register with `add_parser(subcommands)`, call `run(args)`.
+`stagec ps run` is tools/stagec_ps_run.py (the PS runtime's processes). Register with
+`add_parser(subcommands)`, call `run(args)`.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import sys
 from collections.abc import Sequence
 
 from stagec.tools.errors import UsageError, positive_int, standalone_main
 
-RUN_MODULE = "stagec.tools.stagec_ps_run"
 
 HELP = """\
 Di-PS: asynchronous cross-cluster training with a master and slave parameter servers
-(di-ps.md). `plan` turns a deployment's description into the ps program the PS
-runtime runs and the simulator times.
+(docs/dips.md). `plan` turns a deployment's description into the ps program the PS
+runtime runs and the simulator times; `run` runs it as processes on loopback
+(docs/dips-runtime.md).
 
 examples:
   stagec ps plan examples/ps/tiny4.yaml
   stagec ps plan examples/ps/production9.yaml -o dips.mlir --trace dips-traces
-  stagec simulate dips-traces"""
+  stagec simulate dips-traces
+  stagec ps run examples/ps/tiny4.yaml --mode dips"""
 
 PLAN_HELP = """\
 Plan a Di-PS deployment from a YAML CONFIG (docs/dips.md): the PS cluster by the cost
-model of di-ps.md §3.1 (argmax_i B_i^T p), the model's layers balanced over the slave
+model of the Di-PS paper's §3.1 (argmax_i B_i^T p), the model's layers balanced over the slave
 PSs by bytes (LPT), and the master's staggered push schedule (Fig. 5) in the fewest
 steps. Prints the ps program (stdout, or -o) and a summary on stderr; --trace DIR
 writes one round as Chakra traces (clusters, slaves, master; per-link bandwidths in
@@ -62,16 +60,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     trace.add_argument("--control-bytes", type=positive_int, default=256, metavar="N",
                        help="bytes of one control message (default: %(default)s)")
     trace.add_argument("--update-rate", type=float, default=None, metavar="BYTES_PER_S",
-                       help="how fast a slave applies the penalty and outer step (default: di-ps.md Table 2, "
+                       help="how fast a slave applies the penalty and outer step (default: the Di-PS paper's Table 2, "
                             "400 GB on 16 slaves in 110 s: 227 MB/s)")
     trace.add_argument("--latency-us", type=float, default=0.0, metavar="US",
                        help="latency of every cluster-PS link (default: %(default)s)")
-    if importlib.util.find_spec(RUN_MODULE) is not None:
-        runner = importlib.import_module(RUN_MODULE)
-        run_parser = actions.add_parser("run", help="run a deployment: master, slaves and clusters as processes",
-                                        description=(runner.__doc__ or "").strip() or None,
-                                        formatter_class=argparse.RawDescriptionHelpFormatter)
-        runner.add_arguments(run_parser)
+    from stagec.tools import stagec_ps_run
+
+    run_parser = actions.add_parser("run", help="run a deployment: master, slaves and clusters as processes",
+                                    description=stagec_ps_run.HELP,
+                                    formatter_class=argparse.RawDescriptionHelpFormatter)
+    stagec_ps_run.add_arguments(run_parser)
 
 
 def add_parser(subcommands) -> argparse.ArgumentParser:
@@ -83,8 +81,9 @@ def add_parser(subcommands) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     if args.ps_command == "run":
-        status = importlib.import_module(RUN_MODULE).run(args)
-        return int(status or 0)
+        from stagec.tools import stagec_ps_run
+
+        return int(stagec_ps_run.run(args) or 0)
     return run_plan(args)
 
 

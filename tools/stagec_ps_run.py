@@ -1,7 +1,7 @@
 """`stagec ps run`: run a Di-PS deployment as real processes on loopback (issue 19).
 
-It only assembles: the plan (a JSON file, or the `ps` dialect's IR where this build has
-it) and the run settings -> `runtime/ps/deployment.Deployment` -> the supervisor
+It only assembles: the plan (a CONFIG or ps program as `stagec ps plan` reads them, or
+JSON) and the run settings -> `runtime/ps/deployment.Deployment` -> the supervisor
 (`runtime/ps/launcher.run`), with a live progress table. Register it with
 `add_arguments(parser)` and call `run(args)`; `python -m stagec.tools.stagec_ps_run`
 runs it on its own.
@@ -27,11 +27,11 @@ plan's slave PSs (data flow on ZeroMQ, a thread per layer) and its clusters (a t
 Llama trained with AdamW for H inner steps, then pushed and pulled), each a process on
 loopback, supervised and restarted if it dies, until the token budget is consumed.
 
-CONFIG_OR_PLAN is a JSON file: either a plan (the fields of runtime/ps/plan.py's Plan)
+CONFIG_OR_PLAN is what `stagec ps plan` reads (a CONFIG in YAML, or the ps program it
+prints, .mlir), or a JSON file: either a plan (the fields of runtime/ps/plan.py's Plan)
 or {"plan": {...}, "run": {...}} where "run" may set mode, total_tokens, inner_lr,
 step_time_s, model (vocab, hidden, intermediate, layers, heads, kv_heads, seq, batch,
-seed). A .mlir file is read with the ps dialect's plan_from_module where the build has
-it. Command-line options override "run".
+seed). Command-line options override "run".
 
 Modes: dips (asynchronous, grace window, pseudo-gradient penalty), sync (synchronous
 DiLoCo), async (asynchronous DiLoCo, no penalty).
@@ -46,7 +46,7 @@ examples:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("config", metavar="CONFIG_OR_PLAN", help="a plan or deployment description (JSON, or .mlir)")
+    parser.add_argument("config", metavar="CONFIG_OR_PLAN", help="a CONFIG (YAML), a ps program (.mlir) or a plan or deployment description (JSON)")
     parser.add_argument("--mode", choices=("dips", "sync", "async"), help="outer optimization (default: dips)")
     parser.add_argument("--tokens", type=positive_int, help="token budget over all clusters")
     parser.add_argument("--workdir", help="where snapshots, logs and the master's state go (default: a new "
@@ -60,8 +60,8 @@ def _read(path: Path) -> tuple[dict, dict]:
     """(plan JSON, run settings) from the user's file."""
     if not path.exists():
         raise UsageError(f"{path}: no such file")
-    if path.suffix == ".mlir":
-        return _read_ir(path), {}
+    if path.suffix in (".mlir", ".yaml", ".yml"):
+        return _read_plan(path), {}
     try:
         data = json.loads(path.read_text())
     except ValueError as error:
@@ -73,30 +73,16 @@ def _read(path: Path) -> tuple[dict, dict]:
     return data, {}
 
 
-def _read_ir(path: Path) -> dict:
-    """The plan of a `ps` dialect module (issue 19, item 1: `stagec ps plan` prints it)."""
-    try:
-        import stagec.dialects.ps as ps  # the ps dialect, where this build has it
-    except ImportError:
-        raise UsageError(f"{path}: this build has no ps dialect to read IR with; give the plan as JSON") from None
-    from xdsl.context import Context
-    from xdsl.dialects.builtin import Builtin
-    from xdsl.ir import Dialect
-    from xdsl.parser import Parser
-    from xdsl.utils.exceptions import ParseError
-
+def _read_plan(path: Path) -> dict:
+    """The plan of a CONFIG (YAML, what `stagec ps plan` reads) or of a `ps` program
+    (the IR `stagec ps plan` prints), verified as `stagec ps plan` verifies it."""
+    from stagec.runtime.ps.config import PsConfigError, load_plan
     from stagec.runtime.ps.deployment import plan_to_json
 
-    ctx = Context()
-    ctx.load_dialect(Builtin)
-    for value in vars(ps).values():
-        if isinstance(value, Dialect):
-            ctx.load_dialect(value)
     try:
-        module = Parser(ctx, path.read_text(), str(path)).parse_module()
-    except ParseError as error:
-        raise UsageError(f"{path}: {error}") from None
-    return plan_to_json(ps.plan_from_module(module))
+        return plan_to_json(load_plan(str(path)))
+    except PsConfigError as error:
+        raise UsageError(str(error)) from None
 
 
 def _model_for(plan, run: dict):

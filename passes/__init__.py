@@ -95,6 +95,18 @@ def _stg_prefetch() -> type[ModulePass]:
     return StgPrefetch
 
 
+def _stg_zero3() -> type[ModulePass]:
+    from stagec.passes.stg_zero3 import StgZero3
+
+    return StgZero3
+
+
+def _stg_fsdp2() -> type[ModulePass]:
+    from stagec.passes.stg_fsdp2 import StgFsdp2
+
+    return StgFsdp2
+
+
 def _convert_torch_to_stg() -> type[ModulePass]:
     from stagec.passes.convert_torch_to_stg import ConvertTorchToStg
 
@@ -140,6 +152,8 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "stg-insert-releases": _stg_insert_releases,
         "stg-fully-shard": _stg_fully_shard,
         "stg-prefetch": _stg_prefetch,
+        "stg-zero3": _stg_zero3,
+        "stg-fsdp2": _stg_fsdp2,
         "canonicalize": _canonicalize,
         "cse": _cse,
         "dce": _dce,

@@ -26,7 +26,7 @@ from stagec.dialects import make_context  # noqa: E402
 from stagec.frontends.builtin_models import BUILTIN_MODELS  # noqa: E402
 from stagec.frontends.templates import NAMED_CONFIGS, ConfigError, build_model, load_config  # noqa: E402
 from stagec.frontends.templates.blocks import DTYPES  # noqa: E402
-from stagec.tools import stagec_check_trace, stagec_dse, stagec_import, stagec_simulate, stagec_stats, stagec_trace  # noqa: E402
+from stagec.tools import stagec_check_trace, stagec_compile, stagec_dse, stagec_import, stagec_simulate, stagec_stats, stagec_trace  # noqa: E402
 from stagec.tools.errors import Terminated, UsageError, interrupt_exit, interrupt_handling  # noqa: E402
 from stagec.tools.output import output_stream  # noqa: E402
 from stagec.tools.pipeline_spec import build_pipeline  # noqa: E402
@@ -100,6 +100,7 @@ def _parser() -> argparse.ArgumentParser:
     stagec_simulate.add_parser(commands)
     stagec_dse.add_parser(commands)
     stagec_import.add_parser(commands)
+    stagec_compile.add_parser(commands)
     return parser
 
 
@@ -134,7 +135,8 @@ def _build(model: str, dtype: str, phase: str = "train") -> ModuleOp:
 
 COMMANDS = {"ir": run_ir, "stats": stagec_stats.run, "check-trace": stagec_check_trace.run,
             "trace": stagec_trace.run, "import": stagec_import.run,
-            "simulate": stagec_simulate.run, "dse": stagec_dse.run}
+            "simulate": stagec_simulate.run, "dse": stagec_dse.run,
+            "compile": stagec_compile.run}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -250,12 +250,22 @@ def compile_step(module, bindings: Mapping[str, int], settings: CompileSettings,
 
 
 def _profile(program, bindings, settings: CompileSettings):
+    from stagec.passes.analysis.accounting import module_bindings, world_ranks
+    from stagec.passes.analysis.liveness import Evaluator
+    from stagec.runtime.cost.hardware_description import load_hardware
+    from stagec.runtime.cost.model import CostModel
     from stagec.runtime.cost.profiling import profile_by_cost_model, profile_by_simulation
+    from stagec.runtime.sim.network import NetworkModel
 
     try:
+        cost = CostModel(settings.hardware)
         if settings.profiler == "cost-model":
-            return profile_by_cost_model(program, bindings, settings.hardware)
-        return profile_by_simulation(program, bindings, settings.hardware)
+            return profile_by_cost_model(program, bindings, settings.hardware, cost=cost)
+        # the network from the description itself: a description given as a file has no
+        # name the profiler could look up again
+        world = len(world_ranks(program, Evaluator(module_bindings(program, bindings))))
+        network = NetworkModel.from_hardware(load_hardware(settings.hardware), world)
+        return profile_by_simulation(program, bindings, settings.hardware, cost=cost, network=network)
     except (OSError, ValueError) as error:
         raise UsageError(f"profiling the step: {error}") from None
 

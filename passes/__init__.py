@@ -95,6 +95,12 @@ def _stg_prefetch() -> type[ModulePass]:
     return StgPrefetch
 
 
+def _stg_unroll_layers() -> type[ModulePass]:
+    from stagec.passes.stg_unroll_layers import StgUnrollLayers
+
+    return StgUnrollLayers
+
+
 def _stg_zero3() -> type[ModulePass]:
     from stagec.passes.stg_zero3 import StgZero3
 
@@ -152,6 +158,7 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "stg-insert-releases": _stg_insert_releases,
         "stg-fully-shard": _stg_fully_shard,
         "stg-prefetch": _stg_prefetch,
+        "stg-unroll-layers": _stg_unroll_layers,
         "stg-zero3": _stg_zero3,
         "stg-fsdp2": _stg_fsdp2,
         "canonicalize": _canonicalize,

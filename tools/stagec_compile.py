@@ -41,6 +41,10 @@ from stagec.tools.errors import UsageError, positive_int, standalone_main
 # and other runtime components, and then applying an additional 10% margin"
 RESERVED_BYTES = 7e9
 MARGIN = 0.10
+# M_prefetch (§4.2): "significantly larger than the predefined prefetch buffer size" of
+# ZeRO-3 (5e7 elements, 100 MB in bf16); 2 GB, about one Llama-3-70B layer (1.7 GB), made
+# the fastest simulated step of 0.5-4 GB on Llama-3-70B, 32 GPUs (docs/deepcompile.md)
+DEFAULT_PREFETCH_LIMIT = 2_000_000_000
 BASELINES = ("zero3", "fsdp2")
 BASELINE_PASSES = {"zero3": "stg-zero3", "fsdp2": "stg-fsdp2"}
 PROFILERS = ("simulator", "cost-model")
@@ -57,6 +61,7 @@ class CompileSettings:
     hardware: str = "h100-sxm"
     profiler: str = "simulator"
     measured_profile: str | None = None  # a version 2 profile file of the step, round 1's first
+    prefetch_limit: int = DEFAULT_PREFETCH_LIMIT  # M_prefetch, bytes (0: none)
 
 
 @dataclass(frozen=True)
@@ -66,16 +71,20 @@ class Optimization:
 
     flag: str
     pass_name: str
-    options: Callable[[int, str, str], dict]  # (M, profile path, hardware) -> the pass's options
+    options: Callable[[CompileSettings, int, str], dict]  # (settings, M, profile path) -> the pass's options
 
 
-def _memory_and_profile(limit: int, profile: str, hardware: str) -> dict:
-    return {"memory_limit": limit, "profile": profile, "hardware": hardware}
+def _memory_and_profile(settings: CompileSettings, limit: int, profile: str) -> dict:
+    return {"memory_limit": limit, "profile": profile, "hardware": settings.hardware}
+
+
+def _prefetch_options(settings: CompileSettings, limit: int, profile: str) -> dict:
+    return _memory_and_profile(settings, limit, profile) | {"prefetch_limit": settings.prefetch_limit}
 
 
 # Fig. 3's passes in the paper's order (§5.2: "prefetching and unsharding, in that order").
 OPTIMIZATIONS: tuple[Optimization, ...] = (
-    Optimization("prefetch", "stg-prefetch", _memory_and_profile),
+    Optimization("prefetch", "stg-prefetch", _prefetch_options),
     Optimization("unshard", "stg-unshard", _memory_and_profile),
     Optimization("offload", "stg-offload", _memory_and_profile),
 )
@@ -98,10 +107,12 @@ def default_memory_limit(hardware: str) -> int:
 
 
 def fully_sharded_step(model: str, fsdp: int, *, seq: int, micro_batch: int = 1, micro_batches: int = 1,
-                       recompute: bool = True, dtype: str = "bf16", optimizer: str = "adamw"):
+                       recompute: bool = True, dtype: str = "bf16", optimizer: str = "adamw", unroll: bool = True):
     """The fully-sharded, scheduled training step of `model` (a named config or a
     config.json) over fsdp ranks, and its bindings: B = micro_batch x fsdp sequences
-    of `seq` tokens per micro-batch, M micro-batches. Bad input: UsageError."""
+    of `seq` tokens per micro-batch, M micro-batches. With `unroll` the layer loops of
+    the forward and backward are unrolled after stg-fully-shard (stg-unroll-layers),
+    so gathers can be issued during earlier layers. Bad input: UsageError."""
     from stagec.dialects import make_context
     from stagec.frontends.templates import ConfigError, build_model, load_config
     from stagec.passes.diagnostics import PassError
@@ -111,6 +122,7 @@ def fully_sharded_step(model: str, fsdp: int, *, seq: int, micro_batch: int = 1,
     from stagec.passes.stg_fully_shard import StgFullyShard
     from stagec.passes.stg_match_collectives import StgMatchCollectives
     from stagec.passes.stg_shard import StgShard
+    from stagec.passes.stg_unroll_layers import StgUnrollLayers
 
     if fsdp < 2:
         raise UsageError(f"--fsdp {fsdp}: DeepCompile's passes shard parameters over at least 2 ranks")
@@ -120,7 +132,11 @@ def fully_sharded_step(model: str, fsdp: int, *, seq: int, micro_batch: int = 1,
         raise UsageError(str(error)) from None
     passes = [StgAutodiff(optimizer=optimizer, micro_batches=micro_batches, recompute=recompute),
               StgShard(fsdp=fsdp), StgMatchCollectives()]
-    passes += [StgFullyShard() if isinstance(p, StgFsdpUnits) else p for p in scheduling_passes()]
+    for p in scheduling_passes():
+        if isinstance(p, StgFsdpUnits):  # DeepCompile's per-parameter form instead of FSDP's units
+            passes += [StgFullyShard()] + ([StgUnrollLayers()] if unroll else [])
+        else:
+            passes.append(p)
     ctx = make_context()
     for p in passes:
         try:
@@ -233,7 +249,7 @@ def compile_step(module, bindings: Mapping[str, int], settings: CompileSettings,
                 options = {}
                 if isinstance(opt, Optimization):
                     profile.write(path)
-                    options = opt.options(limit, path, settings.hardware)
+                    options = opt.options(settings, limit, path)
                 say(f"round {round_}: {name}")
                 t0 = time.perf_counter()
                 try:
@@ -390,6 +406,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         passes.add_argument(f"--{opt.flag}", action=argparse.BooleanOptionalAction, default=None,
                             help=f"run {opt.pass_name} (default: on where this build has it)")
     passes.add_argument("--baseline", choices=BASELINES, help="a framework's schedule instead of DeepCompile's passes")
+    passes.add_argument("--prefetch-limit", type=float, default=DEFAULT_PREFETCH_LIMIT / 1e9, metavar="GB",
+                        help="M_prefetch: the bytes one prefetch group may gather, in GB; 0: none (default: %(default)s)")
+    passes.add_argument("--unroll", action=argparse.BooleanOptionalAction, default=True,
+                        help="unroll the layer loops (stg-unroll-layers) so gathers move across layers (default: on)")
     passes.add_argument("--memory-limit", type=float, metavar="GB",
                         help="M in GB (1e9 bytes) (default: capacity - 7 GB reserved, less 10%%)")
     passes.add_argument("--rounds", type=positive_int, default=2, help="outer-loop rounds (default: %(default)s)")
@@ -431,11 +451,13 @@ def settings_of(args) -> CompileSettings:
             raise UsageError(f"--baseline {args.baseline} is a framework's schedule: drop --{chosen[0]}")
     if args.memory_limit is not None and args.memory_limit <= 0:
         raise UsageError(f"--memory-limit {args.memory_limit}: a size in GB > 0")
+    if args.prefetch_limit < 0:
+        raise UsageError(f"--prefetch-limit {args.prefetch_limit}: a size in GB >= 0 (0: no limit)")
     return CompileSettings(
         enabled={o.flag: getattr(args, o.flag) for o in OPTIMIZATIONS},
         memory_limit=int(args.memory_limit * 1e9) if args.memory_limit else 0,
         rounds=args.rounds, baseline=args.baseline, hardware=args.hardware, profiler=args.profiler,
-        measured_profile=args.profile,
+        measured_profile=args.profile, prefetch_limit=int(args.prefetch_limit * 1e9),
     )
 
 
@@ -470,7 +492,7 @@ def run(args: argparse.Namespace) -> None:
     with _Progress(args.quiet) as progress:
         module, bindings = fully_sharded_step(args.model, args.fsdp, seq=args.seq, micro_batch=args.micro_batch,
                                               micro_batches=micro_batches, recompute=args.recompute,
-                                              dtype=args.dtype, optimizer=args.optimizer)
+                                              dtype=args.dtype, optimizer=args.optimizer, unroll=args.unroll)
         result = compile_step(module, bindings, settings, progress)
         progress("writing the scheduled IR")
         with_bindings(result.module, bindings)

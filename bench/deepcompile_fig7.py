@@ -4,6 +4,7 @@ FSDP, DeepCompile P (prefetch), S (selective unsharding) and P+S on the paper's 
     python bench/deepcompile_fig7.py --quick                 # two points, the table
     python bench/deepcompile_fig7.py --json /tmp/fig7.json   # every point, rows also as JSON
     python bench/deepcompile_fig7.py --models llama --no-accumulation
+    python bench/deepcompile_fig7.py --seqs 512,4096 --batches 1 --accumulations 16 --json /tmp/f.json
 
 The jobs (§5.1): Llama-3-70B on 32 H100s (4 nodes of 8) and Mixtral-8x7B on 16 (2
 nodes), activation checkpointing per layer (--recompute), bf16 with fp32 master
@@ -68,7 +69,8 @@ class Job:
         return f"seq {self.seq} batch {self.batch} acc {self.accumulation}"
 
 
-def jobs(models: list[str], quick: bool, accumulation: bool) -> list[Job]:
+def jobs(models: list[str], quick: bool, seqs=(512, 1024, 2048, 4096), batches=(1, 2, 4),
+         accumulations=(2, 4, 8, 16)) -> list[Job]:
     sizes = {"llama3-70b": 32, "mixtral-8x7b": 16}
     out = []
     for model in models:
@@ -76,10 +78,19 @@ def jobs(models: list[str], quick: bool, accumulation: bool) -> list[Job]:
         if quick:
             out.append(Job(model, n, 2048, 1, 1))
             continue
-        out += [Job(model, n, s, b, 1) for s in (512, 1024, 2048, 4096) for b in (1, 2, 4)]
-        if accumulation:
-            out += [Job(model, n, 1024, 1, a) for a in (2, 4, 8, 16)]
+        out += [Job(model, n, s, b, 1) for s in seqs for b in batches]
+        out += [Job(model, n, 1024, 1, a) for a in accumulations if a > 1]
     return out
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}': numbers separated by commas") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"'{text}': positive numbers separated by commas")
+    return values
 
 
 def calibrated_hardware(directory: str) -> tuple[str, float]:
@@ -223,7 +234,11 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="one point per model (seq 2048, batch 1)")
     parser.add_argument("--models", default="llama,mixtral", help="llama, mixtral or both (default: %(default)s)")
-    parser.add_argument("--no-accumulation", action="store_true", help="leave out the accumulation 2-16 points")
+    parser.add_argument("--seqs", type=_ints, default=(512, 1024, 2048, 4096), help="sequence lengths (default: 512-4096)")
+    parser.add_argument("--batches", type=_ints, default=(1, 2, 4), help="sequences per GPU (default: 1,2,4)")
+    parser.add_argument("--accumulations", type=_ints, default=(2, 4, 8, 16),
+                        help="gradient-accumulation steps at seq 1024, batch 1 (default: 2,4,8,16)")
+    parser.add_argument("--no-accumulation", action="store_true", help="leave out the accumulation points")
     parser.add_argument("--json", metavar="PATH", help="write the rows here (not a file git tracks)")
     args = parser.parse_args(argv)
     names = {"llama": "llama3-70b", "mixtral": "mixtral-8x7b"}
@@ -240,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="fig7-") as tmp:
         hardware, inter_node = calibrated_hardware(tmp)
-        for job in jobs(models, args.quick, not args.no_accumulation):
+        for job in jobs(models, args.quick, args.seqs, args.batches, () if args.no_accumulation else args.accumulations):
             print(f"{job.model}: {job.label()}", file=sys.stderr)
             rows.append(run_job(job, hardware, list(METHODS)))
     print_table(rows, list(METHODS))

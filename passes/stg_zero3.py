@@ -57,7 +57,6 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
-from stagec.dialects.stg.memory import ReleaseOp
 from stagec.dialects.stg.schedule import SCHEDULED
 from stagec.dialects.stg.structure import LoopOp, PhaseOp
 from stagec.passes.analysis.liveness import AccountingError, Evaluator

@@ -329,7 +329,6 @@ def load_compiled(path: str):
     """A scheduled module written by `stagec compile` (or any stg module whose
     stg.config binds its sizes) and its bindings; bad input is a UsageError."""
     from xdsl.parser import Parser
-    from xdsl.utils.exceptions import ParseError
 
     from stagec.dialects import make_context
     from stagec.passes.analysis.accounting import module_bindings
@@ -342,7 +341,7 @@ def load_compiled(path: str):
     try:
         module = Parser(make_context(), text, path).parse_module()
         module.verify()
-    except (ParseError, Exception) as error:  # noqa: BLE001 - a verifier error is the file's, one line
+    except Exception as error:  # noqa: BLE001 - a parse or verifier error is the file's: one line
         first = str(error).strip().splitlines()
         raise UsageError(f"{path}: not a valid stg module: {first[-1] if first else error}") from None
     bindings = module_bindings(module)

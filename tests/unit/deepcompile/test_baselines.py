@@ -68,6 +68,7 @@ def test_unrolled_fsdp2_prefetches_the_next_layer(llama_1b):
     assert result.groups == 16 + 16 + 2 and result.prefetched == 32
 
 
+@pytest.mark.scale
 def test_unrolled_baselines_beat_the_per_body_ones(llama_1b):
     # Llama-3.2-1B on 4 H100s (one NVLink node), fsdp=4, 4 x 256 tokens. The fully-sharded
     # step without any prefetch is the same whether unrolled or not (the same schedule);

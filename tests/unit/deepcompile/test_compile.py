@@ -21,13 +21,6 @@ from stagec.tools.stagec_compile import CompileSettings, compile_step, default_m
 SMALL = ["--model", "llama3.2-1b", "--fsdp", "4", "--batch", "4", "--seq", "256", "--recompute", "--quiet"]
 
 
-@pytest.fixture(scope="module")
-def compiled(tmp_path_factory):
-    """The structured (--no-unroll) Llama-3.2-1B step compiled, one round."""
-    out = tmp_path_factory.mktemp("compile") / "step.mlir"
-    return out
-
-
 def test_default_memory_limit_is_the_papers_margin():
     # deepcompile.md §5.3: 80 GB less ~7 GB reserved, then 10% of the rest: 65.7 GB
     assert default_memory_limit("h100-sxm") == int((80e9 - 7e9) * 0.9) == 65_700_000_000
@@ -122,6 +115,9 @@ def test_baseline_compiles(tmp_path, capsys):
     # input norm and the final norm after the embedding, forward and recompute
     assert "all-gathers prefetched at an earlier module's fetch: 18" in text
     assert "coalesced prefetch all-gathers: 2" in text
+    traces = tmp_path / "traces"  # its coalesced groups emit as Chakra that check-trace accepts
+    assert stagec_cli.main(["trace", "--ir", str(out), "--out", str(traces), "--quiet"]) == 0
+    assert stagec_cli.main(["check-trace", str(traces)]) == 0
 
 
 @pytest.mark.scale

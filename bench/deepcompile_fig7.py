@@ -258,14 +258,19 @@ def main(argv: list[str] | None = None) -> int:
         for job in jobs(models, args.quick, args.seqs, args.batches, () if args.no_accumulation else args.accumulations):
             print(f"{job.model}: {job.label()}", file=sys.stderr)
             rows.append(run_job(job, hardware, list(METHODS)))
+            if args.json:  # after every point: a long run that stops keeps what it measured
+                write_json(args.json, _document(rows, inter_node, started))
     print_table(rows, list(METHODS))
-    doc = {"figure": "deepcompile.md Fig. 7 and Fig. 8, simulated", "network": {
+    if args.json:
+        write_json(args.json, _document(rows, inter_node, started))
+    return 0
+
+
+def _document(rows: list[dict], inter_node: float, started: float) -> dict:
+    return {"figure": "deepcompile.md Fig. 7 and Fig. 8, simulated", "network": {
         "hardware": "h100-sxm with the inter-node bandwidth calibrated", "inter_node_bytes_per_s": round(inter_node),
         "all_gather_32_ranks_bytes_per_s": OBSERVED_BUS_BYTES_PER_S}, "paper_p_plus_s_over_zero3": PAPER,
         "rows": rows, "seconds": round(time.perf_counter() - started, 1)}
-    if args.json:
-        write_json(args.json, doc)
-    return 0
 
 
 if __name__ == "__main__":

@@ -33,9 +33,8 @@ the root unsharded into the backward: keeping a buffer across graphs is stg-unsh
 rewrite); gradients are reduce-scattered per parameter as the fully-sharded form has
 them, not per group (the same bytes, more messages). A layer loop that stays
 structured holds one group per body, so the next layer's prefetch - which crosses an
-iteration - is not made until the loop is unrolled (docs/deepcompile.md
-"Limitations"); `reshard-after-forward=false` is refused for the same reason
-(keeping the gathered layer into the backward crosses graphs).
+iteration - is made once stg-unroll-layers has unrolled it; `reshard-after-forward=false`
+is refused (keeping the gathered layer into the backward crosses graphs).
 
 Requires: the scheduled form after stg-fully-shard and stg-schedule. Guarantees:
 every gather is issued before its wait, every buffer released after its last use;

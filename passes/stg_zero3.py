@@ -34,9 +34,9 @@ graph (stg-fully-shard), which is DeepSpeed's reuse rule when a layer's paramete
 (forward recompute and backward) lie within max_reuse_distance (a Llama-3-70B layer
 holds 0.86e9 elements < 1e9); `param_persistence_threshold` (parameters under 1e5
 elements, the norms, stay unpartitioned) is not modelled: their tiny gathers stay.
-The fetch queue is the block's (a layer body's): the first parameter of a layer is
-not prefetched during the previous layer while the layer loop stays structured
-(docs/deepcompile.md "Limitations"), the same bound stg-prefetch has.
+The fetch queue is the block's: while the layer loop stays structured, the first
+parameter of a layer is not prefetched during the previous layer (the same bound
+stg-prefetch has); after stg-unroll-layers the queue runs across layers, as DeepSpeed's.
 
 Requires: the scheduled form after stg-fully-shard and stg-schedule (as stg-prefetch);
 sizes bound (instantiated IR, or `bindings` from Python). Guarantees: every gather is

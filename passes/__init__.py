@@ -107,6 +107,24 @@ def _stg_offload() -> type[ModulePass]:
     return StgOffload
 
 
+def _stg_unroll_layers() -> type[ModulePass]:
+    from stagec.passes.stg_unroll_layers import StgUnrollLayers
+
+    return StgUnrollLayers
+
+
+def _stg_zero3() -> type[ModulePass]:
+    from stagec.passes.stg_zero3 import StgZero3
+
+    return StgZero3
+
+
+def _stg_fsdp2() -> type[ModulePass]:
+    from stagec.passes.stg_fsdp2 import StgFsdp2
+
+    return StgFsdp2
+
+
 def _convert_torch_to_stg() -> type[ModulePass]:
     from stagec.passes.convert_torch_to_stg import ConvertTorchToStg
 
@@ -154,6 +172,9 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "stg-prefetch": _stg_prefetch,
         "stg-unshard": _stg_unshard,
         "stg-offload": _stg_offload,
+        "stg-unroll-layers": _stg_unroll_layers,
+        "stg-zero3": _stg_zero3,
+        "stg-fsdp2": _stg_fsdp2,
         "canonicalize": _canonicalize,
         "cse": _cse,
         "dce": _dce,

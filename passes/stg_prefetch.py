@@ -49,6 +49,7 @@ Requires: the scheduled form after stg-fully-shard and stg-schedule (every funct
 Guarantees: every all-gather still precedes its wait; no wait, release or compute op
 moves; by the profile's P_mem, the memory before every op stays under M wherever it
 was under M (a peak already over M is not prefetched into); fused groups verify.
+Decisions (passes/deepcompile/decisions.py): the gathers moved, the fused groups.
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ from stagec.dialects.stg.state import AssignOp, ParamOp
 from stagec.dialects.stg.structure import LoopOp, PhaseOp, YieldOp
 from stagec.passes.analysis.liveness import AccountingError
 from stagec.passes.deepcompile.block_profile import BlockProfile
+from stagec.passes.deepcompile.decisions import record
 from stagec.passes.diagnostics import PassError
 from stagec.passes.schedule.grouping import VIEWS
 from stagec.runtime.cost.profile import Profile, ProfileError, load_profile
@@ -141,7 +143,11 @@ def prefetch(module: ModuleOp, options: StgPrefetch = StgPrefetch(), *, profile:
         limit = int(load_hardware(options.hardware).memory_capacity)
     walker = _Walker(view, limit, options.prefetch_limit or float("inf"), options.alpha, options.hardware)
     walker.block(view.program.function.body.block)
-    return walker.result
+    result = walker.result
+    record(module, "stg-prefetch", "all-gathers issued earlier", result.moved)
+    record(module, "stg-prefetch", "fused all-gather groups", result.fused_groups,
+           detail=f"{result.fused_gathers} all-gathers in them" if result.fused_groups else "")
+    return result
 
 
 class _Walker:

@@ -28,6 +28,7 @@ from stagec.frontends.templates import NAMED_CONFIGS, ConfigError, build_model, 
 from stagec.frontends.templates.blocks import DTYPES  # noqa: E402
 from stagec.tools import (  # noqa: E402
     stagec_check_trace,
+    stagec_compile,
     stagec_dse,
     stagec_import,
     stagec_ps,
@@ -111,6 +112,7 @@ def _parser() -> argparse.ArgumentParser:
     stagec_simulate.add_parser(commands)
     stagec_dse.add_parser(commands)
     stagec_import.add_parser(commands)
+    stagec_compile.add_parser(commands)
     stagec_run.add_parser(commands)
     stagec_ps.add_parser(commands)
     return parser
@@ -148,7 +150,8 @@ def _build(model: str, dtype: str, phase: str = "train") -> ModuleOp:
 COMMANDS = {"ir": run_ir, "stats": stagec_stats.run, "check-trace": stagec_check_trace.run,
             "trace": stagec_trace.run, "import": stagec_import.run,
             "simulate": stagec_simulate.run, "dse": stagec_dse.run,
-            "summary": stagec_summary.run, "ps": stagec_ps.run, "run": stagec_run.run}
+            "summary": stagec_summary.run, "ps": stagec_ps.run, "run": stagec_run.run,
+            "compile": stagec_compile.run}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -51,13 +51,16 @@ examples:
   stagec simulate --model gpt3-5b --fsdp 8 --batch 64 --micro-batch 8 --seq 2048 --json
   stagec simulate traces/ --network net.yml --system sys.json
   stagec simulate dips-traces/        (from `stagec ps plan CONFIG --trace dips-traces`)
+  stagec simulate step.mlir --timeline step.json   (a module from `stagec compile -o step.mlir`)
   stagec simulate --model llama3-8b --dp 8 --batch 64 --network net.yml --system sys.json
 
 Bad input is one message and exit status 2; a timeline is written whole or not at all."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("traces", nargs="?", metavar="DIR", help="a Chakra trace directory to simulate instead of --model")
+    parser.add_argument("traces", nargs="?", metavar="DIR|FILE.mlir",
+                        help="a Chakra trace directory, or a scheduled module written by `stagec compile`, to simulate "
+                             "instead of --model")
     add_job_arguments(parser, model_required=False)
     network = parser.add_argument_group("network")
     network.add_argument("--network", metavar="NET.yml", help="ASTRA-sim analytical network configuration (with --system)")
@@ -123,7 +126,9 @@ def run(args: argparse.Namespace) -> None:
         raise UsageError("give a trace directory or --model (not both)")
     started = time.perf_counter()
     with Progress(args.quiet) as progress:
-        if args.traces is not None:
+        if args.traces is not None and args.traces.endswith(".mlir"):
+            result = _simulate_ir(args, progress)
+        elif args.traces is not None:
             result = _simulate_traces(args, progress)
         else:
             result = _simulate_model(args, progress)
@@ -174,6 +179,33 @@ def _simulate_traces(args, progress):
 def _timeline_error(args, error: OSError) -> UsageError:
     """The only file a simulation writes is the timeline."""
     return UsageError(f"cannot write the timeline '{args.timeline}': {error.strerror or error}")
+
+
+def _simulate_ir(args, progress):
+    """A scheduled module with its sizes in stg.config (`stagec compile -o`)."""
+    from stagec.passes.analysis.accounting import world_ranks
+    from stagec.passes.analysis.liveness import Evaluator
+    from stagec.runtime.chakra.emit import EmitError, EmitOptions
+    from stagec.runtime.sim.engine import SimulationError
+    from stagec.runtime.sim.network import CollectiveError
+    from stagec.runtime.sim.simulate import simulate_module
+    from stagec.tools.stagec_compile import load_compiled
+    from stagec.tools.stagec_trace import _cost_model
+
+    module, bindings = load_compiled(args.traces)
+    world = len(world_ranks(module, Evaluator(bindings)))
+    network = _network(args, world)
+    try:
+        result = simulate_module(module, network, bindings, cost=_cost_model(args),
+                                 options=EmitOptions(iterations=args.iterations, optimizer=not args.no_optimizer),
+                                 timeline=args.timeline, progress=progress, hardware=_hardware(args),
+                                 timeline_ranks=args.timeline_ranks)
+    except (EmitError, SimulationError, CollectiveError) as error:
+        raise UsageError(str(error)) from None
+    except OSError as error:
+        raise _timeline_error(args, error) from None
+    result.extra["model"] = args.traces
+    return result
 
 
 def _simulate_model(args, progress):

@@ -60,6 +60,7 @@ examples:
   stagec trace --model mixtral-8x7b --ep 8 --pp 4 --batch 128 --hardware h200 --iterations 2 --out moe/
   stagec trace --model ./config.json --tp 2 --batch 2 --seq 512 --json --out small/   (also .json dumps)
   stagec trace --model deepseek-v2-lite --phase decode --ep 8 --batch 256 --context 4096 --out decode/
+  stagec trace --ir step.mlir --out compiled/     (a module from `stagec compile -o step.mlir`)
 
 --phase prefill|decode writes an inference step instead (docs/inference.md): a prefill
 of --seq prompt tokens per sequence or a decode step of one token per sequence over a
@@ -79,7 +80,9 @@ written: more than the file system's free space is refused, more than
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_job_arguments(parser)
+    add_job_arguments(parser, model_required=False)
+    parser.add_argument("--ir", metavar="FILE.mlir",
+                        help="a scheduled module written by `stagec compile` (its sizes in stg.config), instead of --model")
     add_trace_output_arguments(parser)
 
 
@@ -134,6 +137,8 @@ def run(args: argparse.Namespace) -> None:
         previous_output,
     )
 
+    if (args.ir is None) == (args.model is None):
+        raise UsageError("give --model or --ir (a module from `stagec compile`), not both")
     micro_batches = _micro_batches(args)
     cost = _cost_model(args)
     # --out first: a refusal should not wait for the job to be built
@@ -145,8 +150,14 @@ def run(args: argparse.Namespace) -> None:
     if replaced and not args.force:
         raise UsageError(_previous_job(args, replaced))
     started = time.perf_counter()
-    module = step_module(args, micro_batches)
-    bindings = step_bindings(args, micro_batches)
+    if args.ir is not None:
+        from stagec.tools.stagec_compile import load_compiled
+
+        module, bindings = load_compiled(args.ir)
+        micro_batches, args.model, args.seq = bindings["M"], args.ir, bindings["S"]
+    else:
+        module = step_module(args, micro_batches)
+        bindings = step_bindings(args, micro_batches)
     options = EmitOptions(
         iterations=args.iterations, optimizer=not args.no_optimizer and not is_inference(args),
         prefix=args.prefix, workers=args.workers or 0,

@@ -1,0 +1,210 @@
+"""stg-fsdp2{prefetch, reshard-after-forward}: PyTorch FSDP2's parameter schedule
+(`torch.distributed.fsdp.fully_shard` on every decoder layer and on the root model) as
+a rewrite of the scheduled form, the baseline of deepcompile.md §5 (Fig. 7-8, "FSDP"),
+so it is compared with DeepCompile's passes in one IR.
+
+FSDP2 (torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py) all-gathers a
+group's parameters as one collective before the group's forward (and its backward),
+and frees the unsharded group after it (`reshard_after_forward=True`, the default;
+during the backward's recompute it does not reshard: `post_forward` skips it under
+backward, so a checkpointed layer is gathered once for recompute and backward). It
+prefetches one group ahead: the next group's all-gather is issued when the current
+one's parameters are ready, in the forward (the CPU runs ahead of the all-gather
+stream, or `set_modules_to_forward_prefetch`) and in the backward (backward prefetch
+of the next group in backward order, the default of one).
+
+In the scheduled form after stg-fully-shard and stg-schedule (a parameter gathered
+once per graph, asynchronously, waited before its first use, released after its
+last), per block:
+
+- a group is the parameters of one decoder layer: the layer of a layer-loop body, or
+  of an explicit `layer K of N` parameter; the parameters of no layer are the root
+  group (embeddings, final norm, output projection);
+- a group's all-gathers become one `stg.group async` at the first member's place;
+  the members' waits stay (the group completes at once, so the first wait blocks
+  for all of it);
+- resharding frees the group at once: the members' releases move to where the last
+  of them stands (after the group's forward, or its backward);
+- with `prefetch` (1, FSDP2's default; 0: none), group k+1 is issued right after
+  the first wait of group k.
+
+Not modelled, stated: the root group is resharded after the forward too (FSDP2 keeps
+the root unsharded into the backward: keeping a buffer across graphs is stg-unshard's
+rewrite); gradients are reduce-scattered per parameter as the fully-sharded form has
+them, not per group (the same bytes, more messages). A layer loop that stays
+structured holds one group per body, so the next layer's prefetch - which crosses an
+iteration - is made once stg-unroll-layers has unrolled it; `reshard-after-forward=false`
+is refused (keeping the gathered layer into the backward crosses graphs).
+
+Requires: the scheduled form after stg-fully-shard and stg-schedule. Guarantees:
+every gather is issued before its wait, every buffer released after its last use;
+one all-gather per group per graph. Decisions (passes/deepcompile/decisions.py): the
+groups made, the gathers in them, the next-group prefetches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation
+from xdsl.passes import ModulePass
+
+from stagec.dialects.stg.comm import AllGatherOp
+from stagec.dialects.stg.memory import ReleaseOp, WaitOp
+from stagec.dialects.stg.schedule import SCHEDULED, GroupOp
+from stagec.dialects.stg.structure import LoopOp, PhaseOp
+from stagec.passes.deepcompile.decisions import record
+from stagec.passes.deepcompile.gathers import GatherUnit, block_units, coalesce, place, stream_of
+from stagec.passes.diagnostics import PassError
+
+__all__ = ["Fsdp2Result", "StgFsdp2", "fsdp2"]
+
+
+@dataclass(frozen=True)
+class StgFsdp2(ModulePass):
+    """FSDP2: one all-gather per layer group, prefetch of the next group, reshard after use."""
+
+    name = "stg-fsdp2"
+
+    prefetch: int = 1
+    """Groups prefetched ahead (FSDP2: 1; 0: each group issued where it is first used)."""
+
+    reshard_after_forward: bool = True
+    """FSDP2's default; false keeps the gathered layer into the backward (refused here)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        fsdp2(op, self)
+
+
+@dataclass
+class Fsdp2Result:
+    """What the pass decided."""
+
+    groups: int = 0  # one all-gather per group per graph
+    gathers_grouped: int = 0  # parameter all-gathers inside them
+    prefetched: int = 0  # groups issued after the previous group's first wait
+    members: list[list[str]] = field(default_factory=list)
+
+
+def fsdp2(module: ModuleOp, options: StgFsdp2 = StgFsdp2()) -> Fsdp2Result:
+    """Rewrite every block of `module`'s step function as FSDP2 gathers (module doc)."""
+    functions = [f for f in module.ops if isinstance(f, func.FuncOp)]
+    if not functions or any(SCHEDULED not in f.attributes for f in functions):
+        raise PassError("stg-fsdp2 groups asynchronous all-gathers: run stg-fully-shard and stg-schedule first "
+                        "(a function is not stg.scheduled)")
+    if not options.reshard_after_forward:
+        raise PassError("stg-fsdp2: reshard-after-forward=false keeps each gathered layer from the forward into the "
+                        "backward, across graphs: that is stg-unshard's rewrite, not this baseline's")
+    if options.prefetch not in (0, 1):
+        raise PassError(f"stg-fsdp2: prefetch is 0 or 1 (groups ahead), not {options.prefetch}")
+    result = Fsdp2Result()
+    for fn in functions:
+        _blocks(fn.body.block, options, result)
+    for fn in functions:
+        for op in fn.walk():
+            for region in op.regions:
+                for block in region.blocks:
+                    _reshard_together(block)
+    record(module, "stg-fsdp2", "layer groups (one all-gather each)", result.groups)
+    record(module, "stg-fsdp2", "parameter all-gathers in them", result.gathers_grouped)
+    record(module, "stg-fsdp2", "next-group prefetches", result.prefetched)
+    return result
+
+
+def _blocks(block: Block, options: StgFsdp2, result: Fsdp2Result) -> None:
+    for op in block.ops:
+        if isinstance(op, (PhaseOp, LoopOp)):
+            for region in op.regions:
+                for inner in region.blocks:
+                    _blocks(inner, options, result)
+    _group_walk(block, options, result)
+
+
+def _source_group(value) -> GroupOp | None:
+    """The async group whose gathered buffer `value` is: a wait of one of its tokens,
+    directly or yielded out of a nested phase."""
+    while True:
+        owner = value.owner
+        if isinstance(owner, WaitOp):
+            token = owner.operands[0].owner
+            return token if isinstance(token, GroupOp) and token.collective_kind() is AllGatherOp else None
+        if isinstance(owner, PhaseOp):
+            value = owner.body.block.last_op.operands[owner.results.index(value)]
+            continue
+        return None
+
+
+def _reshard_together(block: Block) -> None:
+    """FSDP2 frees a group's unsharded parameters at once: the releases in `block` of
+    one group's buffers move to where the last of them stands."""
+    by_group: dict[int, list[ReleaseOp]] = {}
+    for op in block.ops:
+        if isinstance(op, ReleaseOp):
+            group = _source_group(op.operands[0])
+            if group is not None:
+                by_group.setdefault(id(group), []).append(op)
+    for releases in by_group.values():
+        last = releases[-1]
+        for r in releases[:-1]:
+            r.detach()
+            block.insert_op_after(r, last)
+            last = r
+
+
+def _group_key(unit: GatherUnit) -> tuple:
+    layer = unit.param.explicit_layer()
+    return ("layer", layer[0]) if layer is not None else ("block",)
+
+
+def _group_walk(block: Block, options: StgFsdp2, result: Fsdp2Result) -> None:
+    ops, units = block_units(block)
+    if not units:
+        return
+    index = {id(op): i for i, op in enumerate(ops)}
+    groups: dict[tuple, list[GatherUnit]] = {}
+    for u in sorted(units, key=lambda u: index[id(u.gather)]):
+        groups.setdefault(_group_key(u), []).append(u)
+    ordered = sorted(groups.values(), key=lambda g: min(index[id(u.wait)] for u in g))
+    # where each group is issued: at its first gather, or after the previous group's first wait
+    issue_after: dict[int, int] = {}  # id(op) -> group number issued right after it
+    issue_at: dict[int, int] = {}  # id(op) -> group number issued right before it
+    for k, members in enumerate(ordered):
+        first_gather = min(members, key=lambda u: index[id(u.gather)]).gather
+        if options.prefetch and k > 0:
+            previous_wait = min((u.wait for u in ordered[k - 1]), key=lambda w: index[id(w)])
+            if index[id(previous_wait)] < index[id(first_gather)]:
+                issue_after[id(previous_wait)] = k
+                result.prefetched += 1
+                continue
+        issue_at[id(first_gather)] = k
+    gathers = {id(u.gather) for u in units}
+    built: dict[int, list[Operation]] = {}
+
+    def issue(k: int) -> list[Operation]:
+        if k not in built:
+            members = ordered[k]
+            reads = [r for u in members for r in u.reads]
+            same = all(stream_of(u.gather) == stream_of(members[0].gather) and
+                       u.gather.axis_names == members[0].gather.axis_names for u in members)
+            if len(members) > 1 and not same:
+                raise PassError("stg-fsdp2: a layer's parameter all-gathers run on different streams or axes; "
+                                "FSDP2 gathers a group over one mesh")
+            built[k] = reads + [members[0].gather if len(members) == 1 else coalesce([u.gather for u in members])]
+            result.groups += 1
+            result.gathers_grouped += len(members)
+            result.members.append([u.name for u in members])
+        return built[k]
+
+    flat: list[Operation] = []
+    for op in ops:
+        if id(op) in issue_at:
+            flat.extend(issue(issue_at[id(op)]))
+        if id(op) in gathers:
+            continue
+        flat.append(op)
+        if id(op) in issue_after:
+            flat.extend(issue(issue_after[id(op)]))
+    place(block, flat)

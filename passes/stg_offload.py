@@ -61,6 +61,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from stagec.passes.deepcompile.decisions import record
 from stagec.dialects.stg.memory import OffloadOp, ReloadOp, WaitOp
 from stagec.dialects.stg.names import PhaseKind
 from stagec.dialects.stg.schedule import SCHEDULED
@@ -101,7 +102,9 @@ class StgOffload(ModulePass):
             profile = load_profile(self.profile) if self.profile else None
         except ProfileError as error:
             raise PassError(str(error)) from None
-        offload(op, self, profile=profile)
+        result = offload(op, self, profile=profile)
+        record(op, self.name, "optimizer-state fragments offloaded", len(result.offloaded))
+        record(op, self.name, "optimizer-state bytes offloaded", result.offloaded_bytes, unit="bytes")
 
 
 @dataclass

@@ -47,6 +47,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
+from stagec.passes.deepcompile.decisions import record
 from stagec.dialects.stg.attributes import TokenType
 from stagec.dialects.stg.comm import AllGatherOp
 from stagec.dialects.stg.memory import ReleaseOp, WaitOp
@@ -90,7 +91,11 @@ class StgUnshard(ModulePass):
             profile = load_profile(self.profile) if self.profile else None
         except ProfileError as error:
             raise PassError(str(error)) from None
-        unshard(op, self, profile=profile)
+        result = unshard(op, self, profile=profile)
+        record(op, self.name, "parameters kept gathered", len(result.kept),
+               detail=", ".join(result.kept[:8]) + (", ..." if len(result.kept) > 8 else ""))
+        record(op, self.name, "bytes kept gathered", result.kept_bytes, unit="bytes")
+        record(op, self.name, "all-gathers removed", result.removed_gathers)
 
 
 @dataclass(frozen=True)

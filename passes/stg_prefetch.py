@@ -60,8 +60,8 @@ from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.ir import Block, Operation, Region
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
 from stagec.dialects.stg.comm import AllGatherOp
@@ -72,6 +72,7 @@ from stagec.dialects.stg.structure import LoopOp, PhaseOp, YieldOp
 from stagec.passes.analysis.liveness import AccountingError
 from stagec.passes.deepcompile.block_profile import BlockProfile
 from stagec.passes.deepcompile.decisions import record
+from stagec.passes.deepcompile.gathers import coalesce, stream_of
 from stagec.passes.diagnostics import PassError
 from stagec.passes.schedule.grouping import VIEWS
 from stagec.runtime.cost.profile import Profile, ProfileError, load_profile
@@ -313,7 +314,7 @@ class _Walker:
         T_c(V1) + T_c(V2) > alpha * T_c(V1 + V2) (same stream only)."""
         runs: list[list[AllGatherOp]] = []
         for g in gathers:
-            if runs and _stream(runs[-1][0]) == _stream(g) and runs[-1][0].axis_names == g.axis_names:
+            if runs and stream_of(runs[-1][0]) == stream_of(g) and runs[-1][0].axis_names == g.axis_names:
                 n = self.group_size(g)
                 v1 = sum(self.view.b_ag(x) for x in runs[-1])
                 v2 = self.view.b_ag(g)
@@ -324,26 +325,9 @@ class _Walker:
         return runs
 
     def _group(self, gathers: list[AllGatherOp]) -> GroupOp:
-        body = Block()
-        members = []
-        for g in gathers:
-            props = {k: v for k, v in g.properties.items() if k not in ("async", "stream")}
-            member = AllGatherOp.create(operands=list(g.operands), result_types=[g.results[0].type.value_type],
-                                        properties=props, attributes=dict(g.attributes))
-            body.add_op(member)
-            members.append(member)
-        body.add_op(YieldOp(*[m.results[0] for m in members]))
-        group = GroupOp(Region(body), is_async=True, stream=_stream(gathers[0]))
-        for g, token in zip(gathers, group.outputs):
-            token.name_hint = g.results[0].name_hint
-            g.results[0].replace_all_uses_with(token)
-            g.detach()
-            g.erase()
+        group = coalesce(gathers)
         self.result.fused_groups += 1
         self.result.fused_gathers += len(gathers)
         return group
 
 
-def _stream(op: Operation) -> str | None:
-    stream = op.properties.get("stream")
-    return stream.data if isinstance(stream, StringAttr) else None

@@ -67,8 +67,7 @@ from stagec.dialects.stg.names import PhaseKind
 from stagec.dialects.stg.schedule import SCHEDULED
 from stagec.dialects.stg.state import AssignOp, OptimizerStateOp
 from stagec.dialects.stg.structure import PhaseOp, RepeatOp, YieldOp
-from stagec.passes.analysis.liveness import AccountingError
-from stagec.passes.deepcompile.block_profile import BlockProfile
+from stagec.passes.deepcompile.block_profile import BlockProfile, profiled_view
 from stagec.passes.deepcompile.sites import top_level, with_extra_yield
 from stagec.passes.diagnostics import PassError
 from stagec.runtime.cost.profile import Profile, ProfileError, StateFragment, load_profile
@@ -129,18 +128,7 @@ def offload(module: ModuleOp, options: StgOffload = StgOffload(), *, profile: Pr
                         "(a function is not stg.scheduled)")
     if options.mode not in MODES:
         raise PassError(f"stg-offload: mode must be one of {', '.join(MODES)}, not '{options.mode}'")
-    try:
-        view = BlockProfile(module, profile, bindings, options.hardware)
-    except ProfileError as error:
-        raise PassError(str(error)) from None
-    except AccountingError as error:
-        raise PassError(f"stg-offload needs every size bound ({error}): run stg-instantiate{{B=.. S=..}} first, "
-                        "or give a profile (its schedule.bindings bind them)") from None
-    limit = options.memory_limit
-    if limit <= 0:
-        from stagec.runtime.cost.hardware_description import load_hardware
-
-        limit = int(load_hardware(options.hardware).memory_capacity)
+    view, limit = profiled_view("stg-offload", module, profile, bindings, options.hardware, options.memory_limit)
     function = view.program.function
     ops = list(_sequence(function.body.block))
     kinds = [_phase_kinds(op, function) for op in ops]

@@ -69,8 +69,7 @@ from stagec.dialects.stg.memory import ReleaseOp, WaitOp
 from stagec.dialects.stg.schedule import SCHEDULED, GroupOp
 from stagec.dialects.stg.state import AssignOp, ParamOp
 from stagec.dialects.stg.structure import LoopOp, PhaseOp, YieldOp
-from stagec.passes.analysis.liveness import AccountingError
-from stagec.passes.deepcompile.block_profile import BlockProfile
+from stagec.passes.deepcompile.block_profile import BlockProfile, profiled_view
 from stagec.passes.deepcompile.decisions import record
 from stagec.passes.deepcompile.gathers import coalesce, stream_of
 from stagec.passes.diagnostics import PassError
@@ -130,18 +129,7 @@ def prefetch(module: ModuleOp, options: StgPrefetch = StgPrefetch(), *, profile:
                         "(a function is not stg.scheduled)")
     if options.alpha <= 0:
         raise PassError(f"stg-prefetch: alpha must be > 0, not {options.alpha}")
-    try:
-        view = BlockProfile(module, profile, bindings, options.hardware)
-    except ProfileError as error:
-        raise PassError(str(error)) from None
-    except AccountingError as error:
-        raise PassError(f"stg-prefetch needs every size bound ({error}): run stg-instantiate{{B=.. S=..}} first, "
-                        "or give a profile (its schedule.bindings bind them)") from None
-    limit = options.memory_limit
-    if limit <= 0:
-        from stagec.runtime.cost.hardware_description import load_hardware
-
-        limit = int(load_hardware(options.hardware).memory_capacity)
+    view, limit = profiled_view("stg-prefetch", module, profile, bindings, options.hardware, options.memory_limit)
     walker = _Walker(view, limit, options.prefetch_limit or float("inf"), options.alpha, options.hardware)
     walker.block(view.program.function.body.block)
     result = walker.result

@@ -88,3 +88,26 @@ class BlockProfile:
 
     def contains(self, op: Operation) -> bool:
         return bool(self._leaves(op))
+
+
+def profiled_view(pass_name: str, module, profile: Profile | None, bindings: Mapping[str, int] | None,
+                  hardware: str, memory_limit: int) -> tuple[BlockProfile, int]:
+    """What a DeepCompile pass starts from: the step's profile (the given one, else the
+    cost model's on `hardware`) and its memory limit M in bytes (`memory_limit`, or
+    0 for the hardware's HBM capacity); a missing size or a bad profile is a PassError
+    naming `pass_name`."""
+    from stagec.passes.analysis.liveness import AccountingError
+    from stagec.passes.diagnostics import PassError
+
+    try:
+        view = BlockProfile(module, profile, bindings, hardware)
+    except ProfileError as error:
+        raise PassError(str(error)) from None
+    except AccountingError as error:
+        raise PassError(f"{pass_name} needs every size bound ({error}): run stg-instantiate{{B=.. S=..}} first, "
+                        "or give a profile (its schedule.bindings bind them)") from None
+    if memory_limit > 0:
+        return view, memory_limit
+    from stagec.runtime.cost.hardware_description import load_hardware
+
+    return view, int(load_hardware(hardware).memory_capacity)

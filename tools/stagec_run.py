@@ -42,6 +42,13 @@ examples:
   stagec run -n 4 --model tiny.json --dp 2 --tp 2 --sp --checkpoint ckpt/ --steps 10
   stagec run -n 4 --model tiny.json --dp 2 --tp 2 --sp --checkpoint ckpt/ --resume --steps 10
   stagec run -n 4 --model tiny.json --pp 2 --dp 2 --micro-batches 4
+  stagec run -n 2 --model tiny.json --ir step.mlir --steps 5 --profile measured.json
+
+--ir FILE runs a scheduled module written by `stagec compile -o` (its stg.config
+binds the sizes; the strategy and batch options are then the module's own).
+--profile FILE records, on rank 0, each op's time (median over the steps after the
+first), the live bytes before each op (P_mem) and the all-gather time curve T_c(V),
+in the version 2 profile format `stagec compile --profile` reads (docs/run.md).
 
 A configuration that cannot run (ranks that do not make the mesh, sizes that do not
 divide, an unknown model) is one message and exit status 2, before any rank starts.
@@ -86,6 +93,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     output.add_argument("--checkpoint-every", type=positive_int, metavar="N", help="also save every N steps")
     output.add_argument("--resume", action="store_true", help="start from the checkpoint in --checkpoint DIR")
     output.add_argument("--quiet", action="store_true", help="no progress bar")
+    output.add_argument("--profile", metavar="PATH",
+                        help="write the measured profile (op times, P_mem, T_c(V); version 2) of the step here")
+    parser.add_argument("--ir", metavar="STEP.mlir",
+                        help="run this scheduled module (written by `stagec compile -o`) instead of compiling one")
     output.add_argument("--threads", type=positive_int, default=1, help="torch threads per rank (default: %(default)s)")
 
 
@@ -126,6 +137,8 @@ def compile_job(args: argparse.Namespace):
     from stagec.frontends.templates import ConfigError, build_model, load_config
     from stagec.passes.diagnostics import PassError
 
+    if getattr(args, "ir", None):
+        return _compiled_job(args)
     if args.frontend == "torch":
         raise UsageError("--frontend torch: `stagec run` initialises the template's parameters; "
                          "run the model's template (--frontend template)")
@@ -170,6 +183,24 @@ def compile_job(args: argparse.Namespace):
     return module, bindings
 
 
+def _compiled_job(args: argparse.Namespace):
+    """(module, bindings) of `--ir FILE`: a module `stagec compile -o` wrote."""
+    from stagec.runtime.interpreter.errors import InterpreterError
+    from stagec.runtime.interpreter.interpreter import Interpreter
+    from stagec.tools.stagec_compile import load_compiled
+
+    if args.resume:
+        raise UsageError("--resume with --ir is not supported: run the checkpointed job as it was compiled")
+    module, bindings = load_compiled(args.ir)
+    try:
+        ranks = Interpreter(module, bindings, verify=False).mesh.num_ranks
+    except InterpreterError as error:
+        raise UsageError(f"--ir {args.ir}: the job cannot run: {error}") from None
+    if ranks != args.ranks:
+        raise UsageError(f"-n {args.ranks}: the module in {args.ir} runs on {ranks} rank(s); give -n {ranks}")
+    return module, bindings
+
+
 def _check_runs(module, bindings, args) -> None:
     """Sizes that do not divide fail here, before any rank starts."""
     from stagec.runtime.exec.program import input_shapes
@@ -205,6 +236,12 @@ def run(args: argparse.Namespace) -> None:
         directory = os.path.dirname(os.path.abspath(args.json))
         if not os.path.isdir(directory):
             raise UsageError(f"--json {args.json}: the directory {directory} does not exist")
+    if args.profile:
+        directory = os.path.dirname(os.path.abspath(args.profile))
+        if not os.path.isdir(directory):
+            raise UsageError(f"--profile {args.profile}: the directory {directory} does not exist")
+        if args.pp > 1:
+            raise UsageError("--profile with --pp: a profile covers one step function; pipelined stages have several")
     module, bindings = compile_job(args)
     _check_runs(module, bindings, args)
     text = _module_text(module)
@@ -214,12 +251,15 @@ def run(args: argparse.Namespace) -> None:
     job = {"model": args.model, "steps": args.steps, "seed": args.seed, "init_std": args.init_std,
            "data": os.path.abspath(args.data) if args.data else None, "threads": args.threads,
            "checkpoint": os.path.abspath(args.checkpoint) if args.checkpoint else None,
-           "checkpoint_every": args.checkpoint_every, "resume": args.resume, "fingerprint": fingerprint}
+           "checkpoint_every": args.checkpoint_every, "resume": args.resume, "fingerprint": fingerprint,
+           "profile": os.path.abspath(args.profile) if args.profile else None}
     if fault := os.environ.get("STAGEC_FAULT"):
         job["fault"] = json.loads(fault)  # tests: {"rank": 1, "step": 2, "kind": "kill" | "raise"}
     strategy = " ".join(f"{k}={'true' if v is True else v}" for k, v in strategy_options(args).items())
     if args.pp > 1:
         strategy += f" pp={args.pp} ({args.schedule})"
+    if args.ir:
+        strategy = f"the scheduled module {args.ir}"
     print(f"stagec run: {args.model}, {args.ranks} rank(s), {strategy or 'one rank'}"
           f"{' + prefetch' if args.prefetch else ''}, B={bindings['B']} S={bindings['S']} M={bindings['M']}, "
           f"{args.steps} step(s)", flush=True)
@@ -234,6 +274,8 @@ def run(args: argparse.Namespace) -> None:
     median = statistics.median(times[1:] if len(times) > 1 else times)
     print(f"stagec run: {len(steps)} steps, final loss {steps[-1].loss:.6f}, median step {median:.4f} s"
           f"{' (first step left out)' if len(times) > 1 else ''}")
+    if args.profile:
+        print(f"stagec run: the measured profile is in {args.profile}")
     if args.json:
         _write_json(args.json, {"model": args.model, "ranks": args.ranks, "strategy": strategy_options(args) | (
             {"pp": args.pp} if args.pp > 1 else {}), "prefetch": args.prefetch, "bindings": bindings,

@@ -123,6 +123,7 @@ class RankExecution(Execution):
         self._activity = activity
         self._described: dict[Operation, str] = {}
         self._impls: dict[type[Operation], Callable] = {}
+        self.profiler = None  # profiler.py's RunProfiler under `stagec run --profile`
 
     # -- running -----------------------------------------------------------------------
     def run_function(self, func: FuncOp, inputs: dict[str, torch.Tensor], step: int) -> list[Any]:
@@ -147,6 +148,12 @@ class RankExecution(Execution):
         self.released[ssa] = op
 
     def run_op(self, op: Operation) -> None:
+        if self.profiler is not None:
+            self.profiler.measure(op, self._run_op)
+        else:
+            self._run_op(op)
+
+    def _run_op(self, op: Operation) -> None:
         impl = self._impls.get(type(op))
         if impl is None:
             impl = _lowered(type(op)) or implementation_of(op)

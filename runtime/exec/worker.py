@@ -56,13 +56,29 @@ def run(job: dict, world, status: Status) -> None:
             raise ValueError(f"--resume: the checkpoint in {checkpoint} is of another job "
                              f"({meta.get('fingerprint')}), not {job['fingerprint']}")
         first = int(meta["step"])
+    profiler = None
+    if job.get("profile"):
+        from stagec.runtime.exec.profiler import RunProfiler
+
+        profiler = program.execution.profiler = RunProfiler(module, bindings, program.execution)
     for step in range(first, first + job["steps"]):
+        if profiler is not None:  # the first step warms up, unless it is the only one
+            profiler.start_step(step > first or job["steps"] == 1)
         loss, seconds = program.step(batches.batch(step), step + 1)
+        if profiler is not None:
+            profiler.end_step(step + 1)
         if world.rank == 0:
             report(step=step + 1, loss=loss, seconds=seconds)
         if checkpoint and (step + 1 == first + job["steps"] or (job.get("checkpoint_every") and (step + 1) % job["checkpoint_every"] == 0)):
             activity(f"step {step + 1}: saving the checkpoint")
             save_checkpoint(program, world, checkpoint, step + 1, job["fingerprint"])
+    if profiler is not None:
+        program.execution.profiler = None
+        activity("profiling: timing all-gathers over the sizes of T_c(V)")
+        profiler.sweep_all_gather(program.comms, world)
+        if world.rank == 0:
+            activity(f"profiling: writing {job['profile']}")
+            profiler.write(job["profile"], world.rank)
     activity("done")
     if world.rank == 0:
         report(done=True)

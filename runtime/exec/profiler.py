@@ -21,17 +21,19 @@ step function, leaf ops in execution order, loops unrolled):
   SSA value the execution holds (values not yet released; a finished collective's
   result; an in-flight one's buffers, the tensors its completion holds) - plus the
   storages o's results add. Host copies (stg.offload) and the temporaries inside an
-  op's kernel are not counted; nor is the allocator's slack. Taken in the last step.
+  op's kernel are not counted; nor is the allocator's slack. Taken in the last step
+  only (the scan is Python over every held value, slow next to a tiny model's ops;
+  it runs outside the op's timed interval).
 - `ops`: the same times by op key (`op_signature`), each the median of all samples
   of that key, so the cost model can read them too.
 - `collectives`: T_c(V), all-gathers over the communicator of the program's first
   all-gather's axes (FSDP's), timed after the training steps on every rank
   (all ranks take part; rank 0's times are kept): per-rank sizes 2^16 .. 2^24 bytes
-  and the sizes the program itself gathers, each `repeats` times after one untimed
-  call, the median.
+  and the sizes the program itself gathers, each `repeats` (5) times after one
+  untimed call, each timed call after a barrier, the median.
 - `all_gathers`, `optimizer_states`: from the program's types, as profiling.py.
-- `notes`: `peak_live_bytes`, the largest live-bytes sample of any profiled step (the
-  maximum of P_mem when the steps are alike), the steps profiled, the rank.
+- `notes`: `peak_live_bytes`, the largest live-bytes sample of the scanned step (the
+  maximum of P_mem), `memory_step`, the steps timed (`profiled_steps`), the rank.
 
 Only rank 0 writes the file (to a temporary name, then renamed). Pipelined modules
 (several stage programs) have no single schedule: `stagec run` refuses --profile
@@ -75,14 +77,17 @@ class RunProfiler:
         self.mem: list[int] = [0] * self.length
         self.peak_live_bytes = 0
         self.profiled_steps: list[int] = []
+        self.scanned_step: int | None = None
         self.recording = False
+        self.scanning = False  # taking the live bytes (the last step only: the scan is slow)
         self._position = 0
         self._inside = False
         self.curve: dict[tuple[int, int], float] = {}  # (group size, per-rank bytes) -> micros
 
     # -- the steps -----------------------------------------------------------------------
-    def start_step(self, record: bool) -> None:
-        self._position, self.recording = 0, record
+    def start_step(self, record: bool, scan: bool) -> None:
+        """`record`: time this step's ops; `scan`: take the live bytes before each."""
+        self._position, self.recording, self.scanning = 0, record, scan
 
     def end_step(self, step: int) -> None:
         if self._position != self.length:
@@ -90,6 +95,8 @@ class RunProfiler:
                                    f"analysis's schedule has {self.length}: the profile cannot place the times")
         if self.recording:
             self.profiled_steps.append(step)
+        if self.scanning:
+            self.scanned_step = step
 
     def measure(self, op: Operation, run: Callable[[Operation], None]) -> None:
         """Runs `op`; times it and takes the live bytes when it is a position."""
@@ -101,10 +108,10 @@ class RunProfiler:
             expected = self.program.leaf_at(position).name if position < self.length else "the end of the step"
             raise InterpreterError(f"the profiler expected {expected} at position {position}, the rank ran {op.name}")
         self._position += 1
-        if not self.recording:
+        if not self.recording and not self.scanning:
             run(op)
             return
-        before, storages = self._live()
+        before, storages = self._live() if self.scanning else (0, set())
         self._inside = True
         try:
             start = time.perf_counter()
@@ -112,13 +119,15 @@ class RunProfiler:
             elapsed = time.perf_counter() - start
         finally:
             self._inside = False
-        added = 0
-        for result in op.results:
-            if result in self.execution.values:
-                added += _storage_bytes(self.execution.values[result], self.execution.rank, storages)
-        self.samples[position].append(elapsed * 1e6)
-        self.mem[position] = before + added
-        self.peak_live_bytes = max(self.peak_live_bytes, before + added)
+        if self.recording:
+            self.samples[position].append(elapsed * 1e6)
+        if self.scanning:
+            added = 0
+            for result in op.results:
+                if result in self.execution.values:
+                    added += _storage_bytes(self.execution.values[result], self.execution.rank, storages)
+            self.mem[position] = before + added
+            self.peak_live_bytes = max(self.peak_live_bytes, before + added)
 
     def _live(self) -> tuple[int, set[int]]:
         """(bytes, storage pointers) of what this rank holds now (module doc)."""
@@ -132,7 +141,7 @@ class RunProfiler:
         return total, seen
 
     # -- T_c(V) --------------------------------------------------------------------------
-    def sweep_all_gather(self, comms, world, *, repeats: int = 3, sizes=CURVE_BYTES) -> None:
+    def sweep_all_gather(self, comms, world, *, repeats: int = 5, sizes=CURVE_BYTES) -> None:
         """Times all-gathers over the program's first all-gather's communicator (every
         rank calls this, in step; module doc)."""
         from stagec.dialects.stg.comm import AllGatherOp
@@ -161,7 +170,7 @@ class RunProfiler:
 
     # -- the file ------------------------------------------------------------------------
     def profile(self) -> Profile:
-        if not self.profiled_steps:
+        if not self.profiled_steps or self.scanned_step is None:
             raise InterpreterError("no step was profiled")
         micros = [statistics.median(s) for s in self.samples]
         by_key: dict[str, list[float]] = {}
@@ -191,7 +200,7 @@ class RunProfiler:
     def write(self, path: str, rank: int) -> None:
         """The profile as JSON, with `notes` (module doc); temporary name, then rename."""
         data = self.profile().to_json()
-        data["notes"] = {"rank": rank, "profiled_steps": self.profiled_steps,
+        data["notes"] = {"rank": rank, "profiled_steps": self.profiled_steps, "memory_step": self.scanned_step,
                          "peak_live_bytes": self.peak_live_bytes,
                          "micros": "median wall time per position over the profiled steps",
                          "mem_before_bytes": "bytes of the distinct tensor storages the rank holds before the op "

@@ -62,8 +62,10 @@ def run(job: dict, world, status: Status) -> None:
 
         profiler = program.execution.profiler = RunProfiler(module, bindings, program.execution)
     for step in range(first, first + job["steps"]):
-        if profiler is not None:  # the first step warms up, unless it is the only one
-            profiler.start_step(step > first or job["steps"] == 1)
+        if profiler is not None:
+            # the first step warms up, unless it is the only one; the live bytes are
+            # taken in the last step (the op times leave the scan out)
+            profiler.start_step(step > first or job["steps"] == 1, step == first + job["steps"] - 1)
         loss, seconds = program.step(batches.batch(step), step + 1)
         if profiler is not None:
             profiler.end_step(step + 1)

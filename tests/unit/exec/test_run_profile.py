@@ -7,7 +7,7 @@ H=16, 2 layers, 4 heads, 2 KV heads, F=24, V=32) fully sharded over 2 ranks, seq
 f32, recompute; `stagec compile --no-prefetch --no-unshard --no-offload -o base.mlir`
 writes the step stg-fully-shard makes (the program the passes see first), and
 `stagec run -n 2 --ir base.mlir --steps 3 --profile measured.json` runs and profiles it
-(steps 2 and 3 profiled; step 1 warms up)."""
+(steps 2 and 3 timed, step 3's live bytes taken; step 1 warms up)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,8 @@ def test_the_profile_covers_every_position_of_the_cost_models(measured):
     assert dict(profile.all_gathers) == dict(model.all_gathers)
     assert profile.optimizer_states == model.optimizer_states
     assert all(p.micros > 0 for p in profile.schedule.positions)  # every position was timed
-    assert json.loads(path.read_text())["notes"]["profiled_steps"] == [2, 3]  # step 1 warms up
+    notes = json.loads(path.read_text())["notes"]
+    assert notes["profiled_steps"] == [2, 3] and notes["memory_step"] == 3  # step 1 warms up
     assert not list(path.parent.glob("measured.json.tmp*"))  # written through a temporary name
 
 
@@ -62,8 +63,8 @@ def test_p_mem_is_the_live_bytes_the_rank_held(measured):
     profile = load_profile(path)
     mem = [p.mem_before_bytes for p in profile.schedule.positions]
     assert min(mem) > 0
-    # the maximum of P_mem is the peak of the live bytes the profiler saw (the profiled
-    # steps run the same ops on the same shapes, so the last step's maximum is the peak)
+    # the maximum of P_mem is the peak of the live bytes the profiler saw in the step it
+    # scanned (the last; every step runs the same ops on the same shapes)
     assert max(mem) == json.loads(path.read_text())["notes"]["peak_live_bytes"]
     # Position 0 (stg.input "input_ids") by hand: the tiny Llama has
     #   embed V*H = 512, lm_head H*V = 512, final norm H = 16, and per layer

@@ -149,3 +149,10 @@ def test_profile_refused_before_launch(tmp_path, capsys):
                  "--profile", str(tmp_path / "p.json")])
     assert code == 2
     assert "--profile with --pp" in capsys.readouterr().err
+
+
+def test_ir_on_other_ranks_is_refused_before_launch(measured, capsys):
+    config, base, _ = measured
+    capsys.readouterr()
+    assert main(["run", "-n", "4", "--model", config, "--ir", str(base), "--quiet"]) == 2
+    assert f"-n 4: the module in {base} runs on 2 rank(s); give -n 2" in capsys.readouterr().err

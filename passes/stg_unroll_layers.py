@@ -175,11 +175,14 @@ def _through_phase_yield(value: SSAValue, pieces: list[SSAValue], per_layer: dic
         parent.insert_op_before(new_phase, phase)
         old_results = list(phase.results)
         new_results = list(new_phase.results)
+        moved: dict[SSAValue, SSAValue] = {}
         for k, old in enumerate(old_results):
-            if k < index:
-                old.replace_all_uses_with(new_results[k])
-            elif k > index:
-                old.replace_all_uses_with(new_results[k + len(pieces) - 1])
+            if k != index:
+                moved[old] = new_results[k if k < index else k + len(pieces) - 1]
+                old.replace_all_uses_with(moved[old])
+        # pieces of a value unrolled before, yielded by this phase too, now come from the new one
+        for key, earlier in per_layer.items():
+            per_layer[key] = [moved.get(v, v) for v in earlier]
         for k, piece in enumerate(new_results[index:index + len(pieces)]):
             piece.name_hint = f"{old_results[index].name_hint or 'saved'}_{k}"
         per_layer[old_results[index]] = new_results[index:index + len(pieces)]

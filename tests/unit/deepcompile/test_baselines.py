@@ -107,3 +107,19 @@ def test_baseline_step_equals_unsharded(micro_batches, rewrite):
         assert fsdp2(sharded, StgFsdp2()).groups > 0
     sharded.verify()
     assert_same_step(reference, run(sharded, params, inputs, b, s), rtol=1e-12)
+
+
+@pytest.mark.parametrize("recompute", [False, True])
+def test_unrolled_step_equals_unsharded(recompute):
+    """stg-unroll-layers with and without recompute: without it the forward phase yields
+    several stacked activations, each unrolled in turn (a regression: the second one
+    left the first one's pieces on the phase it replaced, `stagec compile` crashed)."""
+    config, module = train_step("llama", 1, recompute=recompute)
+    b = s = 4
+    params, inputs = state(config, b, s, 1)
+    reference = run(module, params, inputs, b, s)
+    unrolled = transformed(module, "builtin.module(stg-shard{fsdp=2}, stg-match-collectives, stg-fully-shard, "
+                                   "stg-unroll-layers, stg-schedule)")
+    unrolled.verify()
+    assert not any(op.name == "stg.repeat" and "forward" in str(op.parent_op()) for op in unrolled.walk())
+    assert_same_step(reference, run(unrolled, params, inputs, b, s), rtol=1e-12)

@@ -18,6 +18,15 @@ a prologue `stg.repeat` gathers each layer's shard and stacks the gathered buffe
 which every layer loop that gathered the parameter now scans (a reversed backward
 loop takes layer i's slice in its iteration for layer i). Its cost is B(o) x layers.
 
+In the unrolled step (stg-unroll-layers: `stg.param "w" layer K of N`) each
+(parameter, layer K) slice is its own candidate, B(o) its slice's gathered buffer.
+Where its first all-gather runs once per step (only phases around it) that gather
+and its wait stay where stg-prefetch put them, so the forward still overlaps them:
+the phases around it yield the buffer, every later gather of the slice (the
+backward's) goes and its uses take the yielded buffer, and one release follows the
+last use in the innermost block that sees the buffer. Under a micro-batch loop the
+slice is gathered once before the loop, as a global parameter is.
+
 Selection (§4.3): candidates in decreasing T_c(B(o)) / B(o) (the all-gather time per
 byte: small buffers first, Fig. 5(d)), each kept while the profile's peak P_mem (of
 the program this pass runs on: after prefetch) plus the bytes kept so far and its own
@@ -107,7 +116,7 @@ class Candidate:
     bytes: int  # B(o): one gathered buffer
     micros: float  # T_c(B(o))
     layers: int  # buffers kept (a layer stack's size; 1 otherwise)
-    gathers: int  # all-gather ops it removes (in the IR)
+    gathers: int  # all-gather ops of it in the IR (one stays, or one is added before them)
 
     @property
     def ratio(self) -> float:

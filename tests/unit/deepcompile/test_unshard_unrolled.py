@@ -6,15 +6,24 @@ gradient accumulation, and its gathered buffers keep the schedule's properties."
 
 from __future__ import annotations
 
-import pytest
-from tests.unit.shard.shard_testing import assert_same_step, run, state, train_step, transformed
+import re
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.unit.deepcompile.random_steps import layer, program
+from tests.unit.shard.shard_testing import assert_same_step, run, state, train_step, transformed
+from xdsl.parser import Parser
+
+from stagec.dialects import make_context
 from stagec.dialects.stg.comm import AllGatherOp
 from stagec.dialects.stg.memory import ReleaseOp, WaitOp
 from stagec.dialects.stg.schedule import GroupOp
 from stagec.dialects.stg.structure import PhaseOp, YieldOp
 from stagec.passes.deepcompile.sites import gather_sites
+from stagec.passes.stg_fully_shard import fully_shard
 from stagec.passes.stg_prefetch import StgPrefetch, prefetch
+from stagec.passes.stg_schedule import schedule_streams
 from stagec.passes.stg_unshard import StgUnshard, unshard
 from stagec.runtime.cost.profiling import ProfiledProgram
 
@@ -101,3 +110,43 @@ def test_unrolled_unsharded_step_equals_the_reference(micro_batches):
     assert check_kept_buffers(sharded) == _gathers(sharded)
     assert ProfiledProgram(sharded, bindings).memory.peak_bytes < limit
     assert_same_step(reference, run(sharded, params, inputs, b, s), rtol=1e-12)
+
+
+def _unrolled_program(layers) -> str:
+    """random_steps.program with every weight read as stg-unroll-layers writes it: the
+    weight of layer k, "w3" (or "up3", "down3"), is `"w" layer 3 of N`."""
+    n = len(layers)
+    text = program(layers)
+    text = re.sub(r'stg\.param "(w|up|down)(\d+)" :', lambda m: f'stg.param "{m[1]}" layer {m[2]} of {n} :', text)
+    return re.sub(r'of "(w|up|down)(\d+)" :', lambda m: f'of "{m[1]}" layer {m[2]} of {n} :', text)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(layer, min_size=1, max_size=4), st.floats(0.0, 1.0), st.booleans())
+def test_unrolled_unshard_properties(layers, headroom, prefetched):
+    # For any M from the scheduled peak to room for every slice, on a step whose
+    # weights are read per layer: after (prefetch and) unshard every slice is its own
+    # candidate, the memory analysis's peak stays under M, every gathered buffer
+    # (followed through the phases that yield it) is used after its wait only,
+    # released once after its last use; a kept slice keeps its forward gather in the
+    # forward phase and loses its backward one
+    module = Parser(make_context(), _unrolled_program(layers)).parse_module()
+    fully_shard(module)
+    schedule_streams(module)
+    peak = ProfiledProgram(module, {}).memory.peak_bytes
+    every = sum(2 * 16384 if wide else 8192 for wide, _ in layers)
+    limit = int(peak + 1 + headroom * every)
+    if prefetched:
+        prefetch(module, StgPrefetch(memory_limit=limit))
+    before = _gathers(module)
+    result = unshard(module, StgUnshard(memory_limit=limit))
+    assert len(result.ranking) == sum(2 if wide else 1 for wide, _ in layers)
+    assert all(" layer " in c.name for c in result.ranking)
+    module.verify()
+    assert check_kept_buffers(module) == _gathers(module) == before - len(result.kept)
+    assert ProfiledProgram(module, {}).memory.peak_bytes < limit
+    function = next(op for op in module.walk() if op.name == "func.func")
+    for site in gather_sites(function):
+        assert isinstance(site.wait.parent_op(), PhaseOp)
+        if f"{site.name} layer {site.param.explicit_layer()[0]} of {len(layers)}" in result.kept:
+            assert site.wait.parent_op().kind.data == "forward"

@@ -170,6 +170,8 @@ def unshard(module: ModuleOp, options: StgUnshard = StgUnshard(), *, profile: Pr
         layers = _layers(sites, view)
         if layers is None:
             continue
+        if key[1] is not None and len(sites) == 1 and _in_phases(function, sites[0]):
+            continue  # gathered once per step already: keeping it would only hold it longer
         first = sites[0]
         size = view.b_ag(first.gather)
         micros = gather_micros(view.profile, options.hardware, size, group_size(first.gather, view.env))

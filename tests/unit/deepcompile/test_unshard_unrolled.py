@@ -158,3 +158,29 @@ def test_unrolled_unshard_properties(layers, headroom, prefetched):
         assert isinstance(site.wait.parent_op(), PhaseOp)
         if _label(site) in result.kept:
             assert _home(site) == "stg.phase forward"
+
+
+ONCE = """
+stg.mesh @m [fsdp = 2]
+func.func @step(%x: !stg.tensor<[8, 64], bf16>) {
+  stg.phase forward {
+    %w = stg.param "w" layer 0 of 1 : !stg.tensor<[64/fsdp, 64], bf16>
+    %gw = stg.all_gather %w on @m [fsdp] : !stg.tensor<[64/fsdp, 64], bf16> -> !stg.tensor<[64, 64], bf16>
+    %h = stg.einsum "bh,hf->bf" %x, %gw : !stg.tensor<[8, 64], bf16>, !stg.tensor<[64, 64], bf16> -> !stg.tensor<[8, 64], bf16>
+    stg.yield
+  }
+  func.return
+}
+"""
+
+
+def test_a_slice_gathered_once_per_step_is_no_candidate():
+    # "w" layer 0 is gathered once, in the forward only: keeping it would remove no
+    # gather and only hold its 8192 bytes longer, so it is not ranked and the step
+    # is unchanged
+    module = Parser(make_context(), ONCE).parse_module()
+    fully_shard(module)
+    schedule_streams(module)
+    text = str(module)
+    result = unshard(module, StgUnshard(memory_limit=1 << 40))
+    assert result.ranking == [] and result.kept == [] and str(module) == text

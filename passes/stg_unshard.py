@@ -18,6 +18,15 @@ a prologue `stg.repeat` gathers each layer's shard and stacks the gathered buffe
 which every layer loop that gathered the parameter now scans (a reversed backward
 loop takes layer i's slice in its iteration for layer i). Its cost is B(o) x layers.
 
+In the unrolled step (stg-unroll-layers: `stg.param "w" layer K of N`) each
+(parameter, layer K) slice is its own candidate, B(o) its slice's gathered buffer.
+Where its first all-gather runs once per step (only phases around it) that gather
+and its wait stay where stg-prefetch put them, so the forward still overlaps them:
+the phases around it yield the buffer, every later gather of the slice (the
+backward's) goes and its uses take the yielded buffer, and one release follows the
+last use in the innermost block that sees the buffer. Under a micro-batch loop the
+slice is gathered once before the loop, as a global parameter is.
+
 Selection (§4.3): candidates in decreasing T_c(B(o)) / B(o) (the all-gather time per
 byte: small buffers first, Fig. 5(d)), each kept while the profile's peak P_mem (of
 the program this pass runs on: after prefetch) plus the bytes kept so far and its own
@@ -64,6 +73,7 @@ from stagec.passes.deepcompile.sites import (
     group_size,
     top_level,
     with_extra_scan,
+    with_extra_yield,
 )
 from stagec.passes.diagnostics import PassError
 from stagec.runtime.cost.profile import Profile, ProfileError, load_profile
@@ -106,7 +116,7 @@ class Candidate:
     bytes: int  # B(o): one gathered buffer
     micros: float  # T_c(B(o))
     layers: int  # buffers kept (a layer stack's size; 1 otherwise)
-    gathers: int  # all-gather ops it removes (in the IR)
+    gathers: int  # all-gather ops of it in the IR (one stays, or one is added before them)
 
     @property
     def ratio(self) -> float:
@@ -152,39 +162,57 @@ def unshard(module: ModuleOp, options: StgUnshard = StgUnshard(), *, profile: Pr
     positions = view.profile.schedule.positions
     result = UnshardResult(peak_bytes=max((p.mem_before_bytes for p in positions), default=0), limit=limit)
 
-    by_param: dict[str, list[GatherSite]] = {}
+    by_param: dict[tuple[str, tuple[int, int] | None], list[GatherSite]] = {}
     for site in gather_sites(function):
-        by_param.setdefault(site.name, []).append(site)
+        by_param.setdefault(_key(site), []).append(site)
     candidates = []
-    for name, sites in by_param.items():
+    for key, sites in by_param.items():
         layers = _layers(sites, view)
         if layers is None:
             continue
+        if key[1] is not None and len(sites) == 1 and _in_phases(function, sites[0]):
+            continue  # gathered once per step already: keeping it would only hold it longer
         first = sites[0]
         size = view.b_ag(first.gather)
         micros = gather_micros(view.profile, options.hardware, size, group_size(first.gather, view.env))
-        candidates.append((Candidate(name, size, micros, layers, len(sites)), sites))
-    # highest T_c(B)/B first; ties by name, so the order is the same on every run
-    candidates.sort(key=lambda c: (-c[0].ratio, c[0].name))
+        candidates.append((Candidate(_label(key), size, micros, layers, len(sites)), key))
+    # highest T_c(B)/B first; ties by name (a layer's slices by layer), so the order is
+    # the same on every run
+    candidates.sort(key=lambda c: (-c[0].ratio, c[1][0], c[1][1] or (-1, 0)))
     result.ranking = [c for c, _ in candidates]
-    for candidate, sites in candidates:
+    for candidate, key in candidates:
         if result.peak_bytes + result.kept_bytes + candidate.cost >= limit:
             continue
-        # an earlier keep may have rebuilt a fused group these sites stood in
-        _keep(function.body.block, [s for s in gather_sites(function) if s.name == candidate.name])
+        # an earlier keep may have rebuilt a fused group or a phase these sites stood in
+        sites = [s for s in gather_sites(function) if _key(s) == key]
+        if key[1] is not None and _in_phases(function, sites[0]):
+            _keep_in_place(function, sites)
+        else:
+            _keep(function.body.block, sites)
         result.kept.append(candidate.name)
         result.kept_bytes += candidate.cost
         result.removed_gathers += candidate.gathers
     return result
 
 
+def _key(site: GatherSite) -> tuple[str, tuple[int, int] | None]:
+    """A candidate: a parameter, or one layer's slice of it read with an explicit
+    layer (stg-unroll-layers' `layer K of N`)."""
+    return site.name, site.param.explicit_layer()
+
+
+def _label(key: tuple[str, tuple[int, int] | None]) -> str:
+    name, layer = key
+    return name if layer is None else f"{name} layer {layer[0]} of {layer[1]}"
+
+
 def _layers(sites: list[GatherSite], view: BlockProfile) -> int | None:
     """Buffers a kept parameter holds: 1, or its layer stack's size when every gather
     stands in one plain layer loop of that size; None when it cannot be kept here
-    (explicit layers, nested or sliced layer loops)."""
+    (nested or sliced layer loops, an explicit layer's slice read in a layer loop)."""
     loops = [s.layer_loops() for s in sites]
-    if any(s.param.explicit_layer() is not None for s in sites):
-        return None
+    if sites[0].param.explicit_layer() is not None:
+        return 1 if all(not ls for ls in loops) else None
     if all(not ls for ls in loops):
         return 1
     if any(len(ls) != 1 or ls[0].offset is not None for ls in loops):
@@ -247,6 +275,77 @@ def _keep(body: Block, sites: list[GatherSite]) -> None:
             if holder is not None and _index(holder) > _index(last):
                 last = holder
     body.insert_op_after(ReleaseOp(released), last)
+
+
+def _in_phases(function: func.FuncOp, site: GatherSite) -> bool:
+    """Whether the site's all-gather and wait run once per step: only phases stand
+    between them and the function (no micro-batch or layer loop)."""
+    for op in (site.group or site.gather, site.wait):
+        parent = op.parent_op()
+        while parent is not function:
+            if not isinstance(parent, PhaseOp):
+                return False
+            parent = parent.parent_op()
+    return True
+
+
+def _keep_in_place(function: func.FuncOp, sites: list[GatherSite]) -> None:
+    """Keep one layer's slice gathered by its first all-gather, where stg-prefetch put
+    it (so the forward still overlaps it): its value leaves its phases through their
+    yields, every later gather of the slice is removed and its uses take the kept
+    value, and one release follows the last use, at the innermost level that sees it."""
+    kept = sites[0].wait.result
+    chain = [kept]  # the kept buffer, then the result of each phase it leaves
+    holder = sites[0].wait.parent_op()
+    while holder is not function:
+        phase, value = with_extra_yield(holder, chain[-1])
+        chain.append(value)
+        holder = phase.parent_op()
+    aliases: set[SSAValue] = set(chain)
+    for site in sites[1:]:
+        value = next(v for v in chain if _sees(v, site.wait))
+        site.wait.result.replace_all_uses_with(value)
+        site.wait.detach()
+        site.wait.erase()
+        if site.group is not None:
+            drop_group_member(site.group, site.gather)
+        else:
+            site.gather.detach()
+            site.gather.erase()
+        erase_unused(site.reads)
+    aliases |= _phase_aliases(aliases)
+    order = {id(op): i for i, op in enumerate(function.walk())}
+    last = sites[0].wait
+    for value in aliases:
+        for use in list(value.uses):
+            user = use.operation
+            if isinstance(user, ReleaseOp):
+                user.detach()
+                user.erase()
+            elif isinstance(user, YieldOp) and isinstance(user.parent_op(), PhaseOp):
+                continue  # the value leaves its phase: its uses are the alias's
+            elif order[id(user)] > order[id(last)]:
+                last = user
+    # the innermost block around the last use that one of the aliases is visible in
+    op = last
+    while True:
+        block = op.parent_block()
+        visible = [v for v in chain if _sees(v, op)]
+        if visible:
+            block.insert_op_after(ReleaseOp(visible[0]), op)
+            return
+        op = op.parent_op()
+
+
+def _sees(value: SSAValue, op: Operation) -> bool:
+    """Whether `value` (an op result) is defined in a block around `op`."""
+    block = value.owner.parent_block()
+    parent: Operation | None = op
+    while parent is not None:
+        if parent.parent_block() is block:
+            return True
+        parent = parent.parent_op()
+    return False
 
 
 def _gather_ops(site: GatherSite) -> tuple[list[Operation], AllGatherOp, WaitOp]:

@@ -67,13 +67,12 @@ from xdsl.passes import ModulePass
 from stagec.dialects.stg.comm import AllGatherOp
 from stagec.dialects.stg.memory import ReleaseOp, WaitOp
 from stagec.dialects.stg.schedule import SCHEDULED, GroupOp
-from stagec.dialects.stg.state import AssignOp, ParamOp
+from stagec.dialects.stg.state import AssignOp
 from stagec.dialects.stg.structure import LoopOp, PhaseOp, YieldOp
 from stagec.passes.deepcompile.block_profile import BlockProfile, profiled_view
 from stagec.passes.deepcompile.decisions import record
-from stagec.passes.deepcompile.gathers import coalesce, stream_of
+from stagec.passes.deepcompile.gathers import coalesce, shard_reads, stream_of
 from stagec.passes.diagnostics import PassError
-from stagec.passes.schedule.grouping import VIEWS
 from stagec.runtime.cost.profile import Profile, ProfileError, load_profile
 
 __all__ = ["DEFAULT_ALPHA", "PrefetchResult", "StgPrefetch", "prefetch"]
@@ -178,7 +177,7 @@ class _Walker:
         units: dict[int, list[Operation]] = {}
         for op in ops:
             if isinstance(op, AllGatherOp) and op.is_async is not None and self._waited_here(op, block):
-                chain = self._shard_reads(op, block)
+                chain = shard_reads(op, block)
                 if chain is not None:
                     units[id(op)] = chain + [op]
         moving = {id(o) for unit in units.values() for o in unit[:-1]}
@@ -188,20 +187,6 @@ class _Walker:
     def _waited_here(gather: AllGatherOp, block: Block) -> bool:
         uses = list(gather.results[0].uses)
         return len(uses) == 1 and isinstance(uses[0].operation, WaitOp) and uses[0].operation.parent_block() is block
-
-    @staticmethod
-    def _shard_reads(gather: AllGatherOp, block: Block) -> list[Operation] | None:
-        chain, value = [], gather.input
-        while True:
-            owner = value.owner
-            if not isinstance(owner, Operation) or owner.parent_block() is not block or len(list(value.uses)) != 1:
-                return None
-            chain.append(owner)
-            if isinstance(owner, ParamOp):
-                return chain[::-1]
-            if not isinstance(owner, VIEWS) or len(owner.operands) != 1:
-                return None
-            value = owner.operands[0]
 
     def _algorithm_1(self, block: Block) -> int:
         ops, units = self._units(block)

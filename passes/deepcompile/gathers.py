@@ -31,7 +31,7 @@ from stagec.dialects.stg.state import ParamOp
 from stagec.dialects.stg.structure import YieldOp
 from stagec.passes.schedule.grouping import VIEWS
 
-__all__ = ["GatherUnit", "block_units", "coalesce", "place", "stream_of"]
+__all__ = ["GatherUnit", "block_units", "coalesce", "place", "shard_reads", "stream_of"]
 
 
 @dataclass
@@ -73,7 +73,7 @@ def block_units(block: Block) -> tuple[list[Operation], list[GatherUnit]]:
             uses = list(op.results[0].uses)
             if len(uses) != 1 or not isinstance(uses[0].operation, WaitOp) or uses[0].operation.parent_block() is not block:
                 continue
-            reads = _shard_reads(op, block)
+            reads = shard_reads(op, block)
             if reads is None:
                 continue
             wait = uses[0].operation
@@ -86,7 +86,9 @@ def block_units(block: Block) -> tuple[list[Operation], list[GatherUnit]]:
     return [op for op in ops if id(op) not in moving], units
 
 
-def _shard_reads(gather: AllGatherOp, block: Block) -> list[Operation] | None:
+def shard_reads(gather: AllGatherOp, block: Block) -> list[Operation] | None:
+    """The `stg.param` read and the views that make `gather`'s input, in order, when
+    they stand in `block` and feed only it (so they can move with it); else None."""
     chain, value = [], gather.input
     while True:
         owner = value.owner

@@ -189,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(filename=dep.path("logs", f"cluster{args.index}.log"), level=logging.DEBUG if os.environ.get("DIPS_DEBUG") else logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     torch.set_num_threads(1)
+    log.info("cluster %d up (pid %d)", args.index, os.getpid())  # a restart starts a new section of the log
     worker = ClusterWorker(dep, args.index, Authenticator(secret_from_env()))
     worker.run()
     log.info("cluster %d done at version %d", args.index, worker.version)

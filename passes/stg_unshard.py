@@ -62,8 +62,7 @@ from stagec.dialects.stg.comm import AllGatherOp
 from stagec.dialects.stg.memory import ReleaseOp, WaitOp
 from stagec.dialects.stg.schedule import SCHEDULED
 from stagec.dialects.stg.structure import PhaseOp, RepeatOp, YieldOp
-from stagec.passes.analysis.liveness import AccountingError
-from stagec.passes.deepcompile.block_profile import BlockProfile
+from stagec.passes.deepcompile.block_profile import BlockProfile, profiled_view
 from stagec.passes.deepcompile.sites import (
     GatherSite,
     drop_group_member,
@@ -146,18 +145,7 @@ def unshard(module: ModuleOp, options: StgUnshard = StgUnshard(), *, profile: Pr
     if not functions or any(SCHEDULED not in f.attributes for f in functions):
         raise PassError("stg-unshard keeps asynchronous all-gathers: run stg-fully-shard and stg-schedule first "
                         "(a function is not stg.scheduled)")
-    try:
-        view = BlockProfile(module, profile, bindings, options.hardware)
-    except ProfileError as error:
-        raise PassError(str(error)) from None
-    except AccountingError as error:
-        raise PassError(f"stg-unshard needs every size bound ({error}): run stg-instantiate{{B=.. S=..}} first, "
-                        "or give a profile (its schedule.bindings bind them)") from None
-    limit = options.memory_limit
-    if limit <= 0:
-        from stagec.runtime.cost.hardware_description import load_hardware
-
-        limit = int(load_hardware(options.hardware).memory_capacity)
+    view, limit = profiled_view("stg-unshard", module, profile, bindings, options.hardware, options.memory_limit)
     function = view.program.function
     positions = view.profile.schedule.positions
     result = UnshardResult(peak_bytes=max((p.mem_before_bytes for p in positions), default=0), limit=limit)
@@ -254,14 +242,7 @@ def _keep(body: Block, sites: list[GatherSite]) -> None:
         value = kept_in[None] if not ls else kept_in[id(ls[0])]
         site.wait.result.replace_all_uses_with(value)
         aliases.add(value)
-        site.wait.detach()
-        site.wait.erase()
-        if site.group is not None:
-            drop_group_member(site.group, site.gather)
-        else:
-            site.gather.detach()
-            site.gather.erase()
-        erase_unused(site.reads)
+        _drop_gather(site)
     aliases |= _phase_aliases(aliases)
     last = anchor
     for value in [released, *aliases]:
@@ -305,14 +286,7 @@ def _keep_in_place(function: func.FuncOp, sites: list[GatherSite]) -> None:
     for site in sites[1:]:
         value = next(v for v in chain if _sees(v, site.wait))
         site.wait.result.replace_all_uses_with(value)
-        site.wait.detach()
-        site.wait.erase()
-        if site.group is not None:
-            drop_group_member(site.group, site.gather)
-        else:
-            site.gather.detach()
-            site.gather.erase()
-        erase_unused(site.reads)
+        _drop_gather(site)
     aliases |= _phase_aliases(aliases)
     order = {id(op): i for i, op in enumerate(function.walk())}
     last = sites[0].wait
@@ -389,3 +363,16 @@ def _phase_aliases(values: set[SSAValue]) -> set[SSAValue]:
 
 def _index(op: Operation) -> int:
     return list(op.parent_block().ops).index(op)
+
+
+def _drop_gather(site) -> None:
+    """Erase a site's wait (its uses already rewired), its gather (or its member of a
+    fused group) and the shard reads only it used."""
+    site.wait.detach()
+    site.wait.erase()
+    if site.group is not None:
+        drop_group_member(site.group, site.gather)
+    else:
+        site.gather.detach()
+        site.gather.erase()
+    erase_unused(site.reads)

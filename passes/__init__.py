@@ -65,6 +65,12 @@ def _stg_bucket_gradients() -> type[ModulePass]:
     return StgBucketGradients
 
 
+def _stg_defer_gradient_waits() -> type[ModulePass]:
+    from stagec.passes.stg_defer_gradient_waits import StgDeferGradientWaits
+
+    return StgDeferGradientWaits
+
+
 def _stg_insert_releases() -> type[ModulePass]:
     from stagec.passes.stg_insert_releases import StgInsertReleases
 
@@ -167,6 +173,7 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "stg-fsdp-units": _stg_fsdp_units,
         "stg-bucket-gradients": _stg_bucket_gradients,
         "stg-schedule": _stg_schedule,
+        "stg-defer-gradient-waits": _stg_defer_gradient_waits,
         "stg-insert-releases": _stg_insert_releases,
         "stg-fully-shard": _stg_fully_shard,
         "stg-prefetch": _stg_prefetch,

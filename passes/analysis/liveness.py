@@ -38,7 +38,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
 from stagec.dialects.stg.names import GRAD
 from stagec.dialects.stg.attributes import TensorType, TokenType, element_bytes
-from stagec.dialects.stg.comm import AllGatherOp, CommOp
+from stagec.dialects.stg.comm import AllGatherOp, CollectiveOp, CommOp
 from stagec.dialects.stg.compute import ElementwiseKind, ElementwiseOp
 from stagec.dialects.stg.memory import OffloadOp, ReleaseOp, ReloadOp, WaitOp
 from stagec.dialects.stg.schedule import GroupOp
@@ -507,6 +507,8 @@ class Liveness:
                 if target is not sc:
                     bb, ff = self._descend(sc, b, fr, target, last=not isinstance(leaf, (ReleaseOp, OffloadOp)))
                 pos = bb + s.offset[leaf]
+                if _is_async_issue(leaf):  # an issued collective reads its input until it is waited for
+                    end = max(end, _waited_at(leaf, target, bb, s, pos))
                 if leaf is not op:  # inside a fused kernel's body
                     end = max(end, pos)
                 elif isinstance(op, ReleaseOp):
@@ -699,3 +701,23 @@ __all__ = [
     "is_accumulating_cast",
     "state_kind",
 ]
+
+
+def _is_async_issue(op: Operation) -> bool:
+    """A collective (or coalesced group of them) issued asynchronously whose input its
+    stream reads until the collective completes. Not an all-gather: its input is a
+    parameter shard, persistent, or FSDP's low-precision copy, which FSDP frees right
+    after issuing the gather (`post_unshard`; stream-ordered, so the unshard stream's
+    pool reuses it only after the gather)."""
+    if isinstance(op, GroupOp):
+        kind = op.collective_kind()
+        return op.is_async is not None and kind is not None and kind is not AllGatherOp
+    return isinstance(op, CollectiveOp) and op.is_async is not None and not isinstance(op, AllGatherOp)
+
+
+def _waited_at(op: Operation, scope, base: int, s, issued: int) -> int:
+    """Where the compute stream first waits for `op` in `scope` (a collective is complete
+    there); its issue position when it is waited for elsewhere."""
+    waits = [base + s.offset[u.operation] for r in op.results for u in r.uses
+             if isinstance(u.operation, WaitOp) and s.scope_of.get(u.operation) is scope]
+    return min(waits, default=issued)

@@ -58,9 +58,15 @@ The scheduled form (docs/scheduled-ir.md) is read as it stands: a `stg.group` is
 kernel or one call, one position, whose results are born there and are
 `communication` for a coalesced collective; values its body makes and does not yield
 (a summed GEMM's partial products) are the kernel's own, not buffers. An async op's
-token holds its payload from the issue and the `stg.wait` result aliases it, so an
-async collective costs what the synchronous one did; like the synchronous one, it
-reads its input at its position (the input is not kept alive until the wait).
+token holds its payload from the issue and the `stg.wait` result aliases it. An
+async reduction or all-to-all (or a coalesced group) reads its input until the
+compute stream first waits for it in the same scope: the frameworks keep the input until the collective's
+event has passed (FSDP2's `reduce_scatter_state` holds the unsharded gradients of the
+reduce-scatter in flight), so a gradient whose wait stg-defer-gradient-waits moved
+down is counted until then. Waited for right behind its issue, an async collective
+costs what the synchronous one did. An all-gather's input (a parameter shard, or
+FSDP's low-precision copy freed once the gather is issued) and a send's end at their
+position.
 """
 
 from __future__ import annotations

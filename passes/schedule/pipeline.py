@@ -11,8 +11,10 @@ from stagec.passes.stg_bucket_gradients import DEFAULT_BUCKET_MB, DEFAULT_ZERO_B
 
 
 def scheduling_passes(*, fuse_gemms: bool = True, bucket_mb: float = DEFAULT_BUCKET_MB,
-                      zero_bucket_elements: int = DEFAULT_ZERO_BUCKET_ELEMENTS) -> list[ModulePass]:
+                      zero_bucket_elements: int = DEFAULT_ZERO_BUCKET_ELEMENTS,
+                      defer_gradient_waits: bool = True) -> list[ModulePass]:
     from stagec.passes.stg_bucket_gradients import StgBucketGradients
+    from stagec.passes.stg_defer_gradient_waits import StgDeferGradientWaits
     from stagec.passes.stg_fsdp_units import StgFsdpUnits
     from stagec.passes.stg_fuse_gemms import StgFuseGemms
     from stagec.passes.stg_insert_releases import StgInsertReleases
@@ -22,8 +24,9 @@ def scheduling_passes(*, fuse_gemms: bool = True, bucket_mb: float = DEFAULT_BUC
 
     passes: list[ModulePass] = [StgReuseExchanges(), StgVocabParallelCrossEntropy()]
     passes += [StgFuseGemms()] if fuse_gemms else []
-    return passes + [StgFsdpUnits(), StgBucketGradients(bucket_mb, zero_bucket_elements), StgSchedule(),
-                      StgInsertReleases()]
+    passes += [StgFsdpUnits(), StgBucketGradients(bucket_mb, zero_bucket_elements), StgSchedule()]
+    passes += [StgDeferGradientWaits()] if defer_gradient_waits else []
+    return passes + [StgInsertReleases()]
 
 
 def schedule(module: ModuleOp, **options) -> ModuleOp:

@@ -113,7 +113,8 @@ def test_async_collectives_are_communication_buffers_until_the_waited_value_dies
         prefix="stg.mesh @m [dp = 2]",
     )
     # per rank: x is B/dp = 4 floats, the gathered buffer 8. x [0, 2], y [2, 2],
-    # the gathered buffer (token and waited value) [1, 4], z [4, 4]
+    # the gathered buffer (token and waited value) [1, 4], z [4, 4]; an all-gather's
+    # input is a shard the framework frees once it is issued (liveness._is_async_issue)
     assert live(mem) == [16, 16, 32, 0, 32]
     assert live(mem, "communication") == [0, 32, 32, 32, 32]
     assert (mem.peak_bytes, mem.peak_position) == (64, 2)

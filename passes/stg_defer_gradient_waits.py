@@ -52,22 +52,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from stagec.dialects.stg.comm import CollectiveOp
+from stagec.dialects.stg.memory import WaitOp
+from stagec.dialects.stg.names import GRAD
+from stagec.dialects.stg.schedule import GroupOp
+from stagec.dialects.stg.state import AssignOp, StateOp
+from stagec.passes.diagnostics import PassError
+from stagec.passes.schedule.grouping import (
+    ancestor_in,
+    blocks_outside_groups,
+    is_compute,
+)
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
-from stagec.dialects.stg.comm import CollectiveOp
-from stagec.dialects.stg.memory import ReleaseOp, WaitOp
-from stagec.dialects.stg.schedule import GroupOp, view_ops
-from stagec.dialects.stg.names import GRAD
-from stagec.dialects.stg.state import AssignOp, StateOp
-from stagec.passes.diagnostics import PassError
-from stagec.passes.schedule.grouping import ancestor_in, blocks_outside_groups
-
 __all__ = ["StgDeferGradientWaits", "defer_gradient_waits"]
-
-VIEWS = view_ops()
 
 
 @dataclass(frozen=True)
@@ -181,15 +182,9 @@ def _bursts(ops: list[Operation], reductions: dict, chained: set) -> list[list[_
                 bursts.append([])
                 open_burst = True
             bursts[-1].append(reductions[op])
-        elif open_burst and op not in chained and _is_compute(op):
+        elif open_burst and op not in chained and is_compute(op):
             open_burst = False
     return bursts
-
-
-def _is_compute(op: Operation) -> bool:
-    if isinstance(op, (WaitOp, ReleaseOp, StateOp, AssignOp, VIEWS)):
-        return False
-    return op.properties.get("stream") is None  # an issued communication or copy does no compute
 
 
 def _stop_before(reduction: _Reduction, deadline: Operation | None) -> Operation | None:

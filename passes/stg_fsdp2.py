@@ -28,10 +28,14 @@ last), per block:
 - with `prefetch` (1, FSDP2's default; 0: none), group k+1 is issued right after
   the first wait of group k.
 
+- a group's gradients are reduce-scattered as one collective (FSDP2's `foreach_reduce`
+  per group): the reduce-scatters a group issues together (a burst: no compute between
+  them, their waits later - stg-defer-gradient-waits) become one `stg.group async` at
+  the last of them.
+
 Not modelled, stated: the root group is resharded after the forward too (FSDP2 keeps
 the root unsharded into the backward: keeping a buffer across graphs is stg-unshard's
-rewrite); gradients are reduce-scattered per parameter as the fully-sharded form has
-them, not per group (the same bytes, more messages). A layer loop that stays
+rewrite). A layer loop that stays
 structured holds one group per body, so the next layer's prefetch - which crosses an
 iteration - is made once stg-unroll-layers has unrolled it; `reshard-after-forward=false`
 is refused (keeping the gathered layer into the backward crosses graphs).
@@ -39,26 +43,35 @@ is refused (keeping the gathered layer into the backward crosses graphs).
 Requires: the scheduled form after stg-fully-shard and stg-schedule. Guarantees:
 every gather is issued before its wait, every buffer released after its last use;
 one all-gather per group per graph. Decisions (passes/deepcompile/decisions.py): the
-groups made, the gathers in them, the next-group prefetches.
+groups made, the gathers in them, the next-group prefetches, the reduce-scatter calls
+made of grouped gradients.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from stagec.dialects.stg.comm import AllGatherOp, ReduceScatterOp
+from stagec.dialects.stg.memory import ReleaseOp, WaitOp
+from stagec.dialects.stg.names import GRAD
+from stagec.dialects.stg.schedule import SCHEDULED, GroupOp
+from stagec.dialects.stg.state import AssignOp
+from stagec.dialects.stg.structure import LoopOp, PhaseOp
+from stagec.passes.deepcompile.decisions import record
+from stagec.passes.deepcompile.gathers import (
+    GatherUnit,
+    block_units,
+    coalesce,
+    place,
+    stream_of,
+)
+from stagec.passes.diagnostics import PassError
+from stagec.passes.schedule.grouping import is_compute
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
-
-from stagec.dialects.stg.comm import AllGatherOp
-from stagec.dialects.stg.memory import ReleaseOp, WaitOp
-from stagec.dialects.stg.schedule import SCHEDULED, GroupOp
-from stagec.dialects.stg.structure import LoopOp, PhaseOp
-from stagec.passes.deepcompile.decisions import record
-from stagec.passes.deepcompile.gathers import GatherUnit, block_units, coalesce, place, stream_of
-from stagec.passes.diagnostics import PassError
 
 __all__ = ["Fsdp2Result", "StgFsdp2", "fsdp2"]
 
@@ -86,6 +99,8 @@ class Fsdp2Result:
     groups: int = 0  # one all-gather per group per graph
     gathers_grouped: int = 0  # parameter all-gathers inside them
     prefetched: int = 0  # groups issued after the previous group's first wait
+    reductions: int = 0  # one reduce-scatter call per group's burst of gradients
+    reductions_grouped: int = 0  # gradient reduce-scatters inside them
     members: list[list[str]] = field(default_factory=list)
 
 
@@ -111,6 +126,8 @@ def fsdp2(module: ModuleOp, options: StgFsdp2 = StgFsdp2()) -> Fsdp2Result:
     record(module, "stg-fsdp2", "layer groups (one all-gather each)", result.groups)
     record(module, "stg-fsdp2", "parameter all-gathers in them", result.gathers_grouped)
     record(module, "stg-fsdp2", "next-group prefetches", result.prefetched)
+    record(module, "stg-fsdp2", "gradient reduce-scatter calls (one per group)", result.reductions)
+    record(module, "stg-fsdp2", "gradient reduce-scatters in them", result.reductions_grouped)
     return result
 
 
@@ -121,6 +138,55 @@ def _blocks(block: Block, options: StgFsdp2, result: Fsdp2Result) -> None:
                 for inner in region.blocks:
                     _blocks(inner, options, result)
     _group_walk(block, options, result)
+    _group_reductions(block, result)
+
+
+def _group_reductions(block: Block, result: Fsdp2Result) -> None:
+    """Each run of a group's gradient reduce-scatters issued together becomes one call,
+    at the last of them (every member's input is ready there; their waits follow)."""
+    runs: list[list[ReduceScatterOp]] = []
+    key = None
+    for op in block.ops:
+        if isinstance(op, ReduceScatterOp) and op.is_async is not None:
+            layer = _gradient_layer(op)
+            if layer is None:
+                key = None
+                continue
+            this = (stream_of(op), op.axis_names, layer)
+            if key != this:
+                runs.append([])
+                key = this
+            runs[-1].append(op)
+        elif is_compute(op) or (isinstance(op, WaitOp) and any(
+                op.operands[0].owner is r for run in runs[-1:] for r in run)):
+            key = None  # compute, or a wait of the run's own reductions, ends the run
+    for run in runs:
+        if len(run) < 2:
+            continue
+        anchor = run[-1].next_op
+        group = coalesce(run)
+        block.insert_op_before(group, anchor) if anchor is not None else block.add_op(group)
+        result.reductions += 1
+        result.reductions_grouped += len(run)
+
+
+def _gradient_layer(op: ReduceScatterOp) -> tuple | None:
+    """The FSDP2 group of the parameter whose gradient `op` reduces: ("layer", K) or
+    ("root",), from the `stg.assign` to "grad" its result flows to; None if it is no
+    gradient's reduction."""
+    work, seen = [r for r in op.results], set()
+    while work:
+        value = work.pop()
+        for use in value.uses:
+            user = use.operation
+            if id(user) in seen:
+                continue
+            seen.add(id(user))
+            if isinstance(user, AssignOp) and user.state_name.data == GRAD:
+                layer = user.explicit_layer()
+                return ("layer", layer[0]) if layer is not None else ("root",)
+            work.extend(user.results)
+    return None
 
 
 def _source_group(value) -> GroupOp | None:

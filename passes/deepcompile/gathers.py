@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Block, Operation, Region
 
 from stagec.dialects.stg.attributes import element_bytes
-from stagec.dialects.stg.comm import AllGatherOp
+from stagec.dialects.stg.comm import AllGatherOp, CollectiveOp
 from stagec.dialects.stg.memory import ReleaseOp, WaitOp
 from stagec.dialects.stg.schedule import GroupOp
 from stagec.dialects.stg.state import ParamOp
@@ -107,15 +107,16 @@ def stream_of(op: Operation) -> str | None:
     return stream.data if isinstance(stream, StringAttr) else None
 
 
-def coalesce(gathers: list[AllGatherOp]) -> GroupOp:
-    """One async stg.group of the (async, same-stream) `gathers`, detached; their waits
-    take its tokens and the gathers are erased. Insert it where they are issued."""
+def coalesce(gathers: list[CollectiveOp]) -> GroupOp:
+    """One async stg.group of the (async, same-stream, same-kind) collectives `gathers`,
+    detached; their waits take its tokens and the collectives are erased. Insert it
+    where they are issued."""
     body = Block()
     members = []
     for g in gathers:
         props = {k: v for k, v in g.properties.items() if k not in ("async", "stream")}
-        member = AllGatherOp.create(operands=list(g.operands), result_types=[g.results[0].type.value_type],
-                                    properties=props, attributes=dict(g.attributes))
+        member = type(g).create(operands=list(g.operands), result_types=[g.results[0].type.value_type],
+                                properties=props, attributes=dict(g.attributes))
         body.add_op(member)
         members.append(member)
     body.add_op(YieldOp(*[m.results[0] for m in members]))

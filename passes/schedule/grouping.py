@@ -28,6 +28,17 @@ def blocks_outside_groups(module: ModuleOp) -> list[Block]:
     return [b for op in module.walk() for r in op.regions for b in r.blocks if not isinstance(op, GroupOp)]
 
 
+def is_compute(op: Operation) -> bool:
+    """Whether the compute stream works at `op` in the scheduled form: not at a wait, a
+    release, a state read or write, a view, or the issue of a communication or copy
+    (an op naming its stream)."""
+    from stagec.dialects.stg.memory import ReleaseOp, WaitOp
+
+    if isinstance(op, (WaitOp, ReleaseOp, StateOp, AssignOp, VIEWS)):
+        return False
+    return op.properties.get("stream") is None
+
+
 def ancestor_in(op: Operation, block: Block) -> Operation:
     """`op` itself if it stands in `block`, else the op of `block` that holds it."""
     while op.parent_block() is not block:

@@ -42,9 +42,9 @@ batches are seeded random tokens, or windows of a token file (--data tokens.npy,
 
 DeepCompile (deepcompile.md §4; --fsdp N alone): --prefetch, --unshard and --offload
 run stg-prefetch, stg-unshard and stg-offload on the fully-sharded step in
-`stagec compile`'s profile loop (simulated profiles, 2 rounds), under the memory
-limit M of --memory-limit GB (default: an H100's, as `stagec compile`). The run
-prints what each pass decided.
+`stagec compile`'s profile loop (2 rounds; each program profiled by the simulator,
+or --profiler cost-model), under the memory limit M of --memory-limit GB (default:
+an H100's, as `stagec compile`). The run prints what each pass decided.
 
 examples:
   stagec run -n 4 --model tiny.json --dp 4 --steps 20
@@ -93,6 +93,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                  help=f"run {opt.pass_name} in `stagec compile`'s profile loop")
     deepcompile.add_argument("--memory-limit", type=float, metavar="GB",
                              help="M of the passes in GB (1e9 bytes) (default: an H100's, less 7 GB and 10%%)")
+    deepcompile.add_argument("--profiler", choices=_profilers(),
+                             help="what profiles each program of the loop, as `stagec compile` (default: simulator)")
     training = parser.add_argument_group("training")
     training.add_argument("--steps", type=positive_int, default=10, metavar="N", help="training steps (default: %(default)s)")
     training.add_argument("--dtype", default="f32", choices=DTYPES, help="parameter and activation type (default: %(default)s)")
@@ -134,6 +136,12 @@ def _optimizations():
     return OPTIMIZATIONS
 
 
+def _profilers():
+    from stagec.tools.stagec_compile import PROFILERS
+
+    return PROFILERS
+
+
 def deepcompile_flags(args: argparse.Namespace) -> list[str]:
     """The DeepCompile passes asked for, by flag, in the loop's order."""
     return [opt.flag for opt in _optimizations() if getattr(args, opt.flag, False)]
@@ -145,8 +153,9 @@ _WHAT = {"prefetch": "moves FSDP's all-gathers earlier", "unshard": "keeps FSDP'
 
 def _check_deepcompile(args: argparse.Namespace, flags: list[str]) -> None:
     if not flags:
-        if args.memory_limit is not None:
-            raise UsageError("--memory-limit is M of DeepCompile's passes: give --prefetch, --unshard or --offload")
+        for option, value in (("--memory-limit", args.memory_limit), ("--profiler", args.profiler)):
+            if value is not None:
+                raise UsageError(f"{option} is for DeepCompile's passes: give --prefetch, --unshard or --offload")
         return
     flag = flags[0]
     if args.fsdp == 1:
@@ -185,7 +194,8 @@ def _deepcompile_job(args: argparse.Namespace, flags: list[str], micro_batches: 
     except UsageError as error:
         raise UsageError(f"--model {args.model}: {error}") from None
     settings = CompileSettings(enabled={opt.flag: opt.flag in flags for opt in _optimizations()},
-                               memory_limit=int(args.memory_limit * 1e9) if args.memory_limit else 0)
+                               memory_limit=int(args.memory_limit * 1e9) if args.memory_limit else 0,
+                               profiler=args.profiler or "simulator")
     result = compile_step(module, bindings, settings)
     last = max((r.round for r in result.runs), default=0)
     return result.module, dict(bindings), [r for r in result.runs if r.round == last]
@@ -201,9 +211,11 @@ def compile_job(args: argparse.Namespace):
     flags = deepcompile_flags(args)
     args.pass_runs = []
     if getattr(args, "ir", None):
-        if flags or args.memory_limit is not None:
-            raise UsageError(f"--ir runs the module {args.ir} as it was compiled: drop "
-                             f"{'--' + flags[0] if flags else '--memory-limit'} (give it to `stagec compile`)")
+        given = [f"--{f}" for f in flags] + [o for o, v in (("--memory-limit", args.memory_limit),
+                                                            ("--profiler", args.profiler)) if v is not None]
+        if given:
+            raise UsageError(f"--ir runs the module {args.ir} as it was compiled: drop {given[0]} "
+                             "(give it to `stagec compile`)")
         return _compiled_job(args)
     if args.frontend == "torch":
         raise UsageError("--frontend torch: `stagec run` initialises the template's parameters; "

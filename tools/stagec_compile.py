@@ -260,7 +260,8 @@ def compile_step(module, bindings: Mapping[str, int], settings: CompileSettings,
                 try:
                     registry[name]()(**options).apply(make_context(), program)
                 except PassError as error:
-                    raise UsageError(f"{name}: {error}") from None
+                    text = str(error)  # a pass's message may name the pass already
+                    raise UsageError(text if text.startswith(f"{name}:") else f"{name}: {text}") from None
                 program.verify()
                 result.runs.append(PassRun(round_, name, profile.origin or "", take(program),
                                            time.perf_counter() - t0))

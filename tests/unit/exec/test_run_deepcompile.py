@@ -182,3 +182,26 @@ def test_fsdp4_mixtral_with_all_passes_offloading(job):
     _, run = compare_with_torch(tmp, mixtral, tokens, 4, "--fsdp", "4", *COST_MODEL, "--prefetch", "--unshard", "--offload",
                                 "--memory-limit", "0.000055", batch=4)
     _check_offload(run, state_bytes=2 * 1844 * 4 + 23 * 4)
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    (["-n", "2", "--dp", "2", "--unshard"], "--unshard keeps FSDP's parameters gathered: give --fsdp N with N > 1"),
+    (["-n", "4", "--dp", "2", "--fsdp", "2", "--offload"],
+     "--offload runs DeepCompile's passes on a fully-sharded step: give --fsdp N alone (not with --dp 2)"),
+    (["-n", "1", "--memory-limit", "1"],
+     "--memory-limit is for DeepCompile's passes: give --prefetch, --unshard or --offload"),
+    (["-n", "2", "--fsdp", "2", "--offload", "--memory-limit", "0"], "--memory-limit 0.0: a size in GB > 0"),
+    (["-n", "2", "--ir", "step.mlir", "--unshard"],
+     "--ir runs the module step.mlir as it was compiled: drop --unshard (give it to `stagec compile`)"),
+    # 10 kB is under what the optimizer step itself needs with its states on the device:
+    # stg-offload's own message, once (not prefixed by the pass name twice)
+    (["-n", "2", "--fsdp", "2", "--offload", "--memory-limit", "0.00001", *COST_MODEL],
+     "stg-offload: the optimizer step needs 19784 bytes with its states on the device, over the memory limit "
+     "10000: the states it updates cannot stay on the host"),
+])
+def test_deepcompile_jobs_that_cannot_run_are_refused_before_launch(tmp_path, capsys, options, message):
+    from stagec.tools.stagec_cli import main
+
+    code = main(["run", *options, "--model", config_file(tmp_path), "--seq", "8", "--steps", "1", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err == f"stagec: error: {message}\n", err

@@ -40,7 +40,7 @@ MixtralForCausalLM's state_dict), and are sharded as the program's types say;
 batches are seeded random tokens, or windows of a token file (--data tokens.npy, a
 1-D integer array).
 
-DeepCompile (deepcompile.md §4; --fsdp N alone): --prefetch, --unshard and --offload
+DeepCompile (--fsdp N alone; docs/run.md): --prefetch, --unshard and --offload
 run stg-prefetch, stg-unshard and stg-offload on the fully-sharded step in
 `stagec compile`'s profile loop (2 rounds; each program profiled by the simulator,
 or --profiler cost-model), under the memory limit M of --memory-limit GB (default:

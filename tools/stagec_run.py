@@ -185,14 +185,16 @@ def _scheduled_passes(args: argparse.Namespace, micro_batches: int) -> list:
 def _deepcompile_job(args: argparse.Namespace, flags: list[str], micro_batches: int):
     """The fully-sharded step and DeepCompile's loop over it, as `stagec compile`
     builds them; (module, bindings, the last round's pass runs)."""
+    from stagec.frontends.templates import ConfigError, load_config
     from stagec.tools.stagec_compile import CompileSettings, compile_step, fully_sharded_step
 
     try:
-        module, bindings = fully_sharded_step(args.model, args.fsdp, seq=args.seq, micro_batch=args.micro_batch,
-                                              micro_batches=micro_batches, recompute=args.recompute,
-                                              dtype=args.dtype, optimizer=args.optimizer, lr=args.lr)
-    except UsageError as error:
+        load_config(args.model)
+    except (ConfigError, ImportError, OSError) as error:
         raise UsageError(f"--model {args.model}: {error}") from None
+    module, bindings = fully_sharded_step(args.model, args.fsdp, seq=args.seq, micro_batch=args.micro_batch,
+                                          micro_batches=micro_batches, recompute=args.recompute,
+                                          dtype=args.dtype, optimizer=args.optimizer, lr=args.lr)
     settings = CompileSettings(enabled={opt.flag: opt.flag in flags for opt in _optimizations()},
                                memory_limit=int(args.memory_limit * 1e9) if args.memory_limit else 0,
                                profiler=args.profiler or "simulator")

@@ -130,6 +130,18 @@ def test_fsdp2_mixtral_with_all_passes(job):
 
 
 @pytest.mark.scale
+def test_fsdp2_with_all_passes_keeps_slices_across_gradient_accumulation(job):
+    # the default M keeps every slice (§4.3: across gradient-accumulation steps): 21
+    # all-gathers a step for the 4 micro-batches, where stg-fully-shard's take 4 x 42 = 168
+    tmp, llama, _, tokens = job
+    _, run = compare_with_torch(tmp, llama, tokens, 2, "--fsdp", "2", *COST_MODEL, "--prefetch", "--unshard",
+                                "--offload", batch=2, micro_batches=4)
+    assert _decided(run)[("stg-unshard", "parameters kept gathered")] == SLICES
+    assert run["executed"]["stg.all_gather"] == SLICES
+    assert run["executed"]["stg.reduce_scatter"] == 4 * SLICES  # gradients still leave every micro-batch
+
+
+@pytest.mark.scale
 def test_fsdp4_with_unshard(job):
     tmp, llama, _, tokens = job
     _, run = compare_with_torch(tmp, llama, tokens, 4, "--fsdp", "4", *COST_MODEL, "--unshard", batch=4)

@@ -28,6 +28,7 @@ reads the output back with its bindings.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import tempfile
@@ -108,12 +109,14 @@ def default_memory_limit(hardware: str) -> int:
 
 
 def fully_sharded_step(model: str, fsdp: int, *, seq: int, micro_batch: int = 1, micro_batches: int = 1,
-                       recompute: bool = True, dtype: str = "bf16", optimizer: str = "adamw", unroll: bool = True):
+                       recompute: bool = True, dtype: str = "bf16", optimizer: str = "adamw", unroll: bool = True,
+                       lr: float | None = None):
     """The fully-sharded, scheduled training step of `model` (a named config or a
     config.json) over fsdp ranks, and its bindings: B = micro_batch x fsdp sequences
     of `seq` tokens per micro-batch, M micro-batches. With `unroll` the layer loops of
     the forward and backward are unrolled after stg-fully-shard (stg-unroll-layers),
-    so gathers can be issued during earlier layers. Bad input: UsageError."""
+    so gathers can be issued during earlier layers. `lr`: the optimizer's learning
+    rate (default: stg-autodiff's). Bad input: UsageError."""
     from stagec.dialects import make_context
     from stagec.frontends.templates import ConfigError, build_model, load_config
     from stagec.passes.diagnostics import PassError
@@ -131,7 +134,8 @@ def fully_sharded_step(model: str, fsdp: int, *, seq: int, micro_batch: int = 1,
         module = build_model(load_config(model), dtype)
     except (ConfigError, ImportError) as error:
         raise UsageError(str(error)) from None
-    passes = [StgAutodiff(optimizer=optimizer, micro_batches=micro_batches, recompute=recompute),
+    autodiff = StgAutodiff(optimizer=optimizer, micro_batches=micro_batches, recompute=recompute)
+    passes = [autodiff if lr is None else dataclasses.replace(autodiff, lr=lr),
               StgShard(fsdp=fsdp), StgMatchCollectives()]
     for p in scheduling_passes():
         if isinstance(p, StgFsdpUnits):  # DeepCompile's per-parameter form instead of FSDP's units
@@ -256,7 +260,8 @@ def compile_step(module, bindings: Mapping[str, int], settings: CompileSettings,
                 try:
                     registry[name]()(**options).apply(make_context(), program)
                 except PassError as error:
-                    raise UsageError(f"{name}: {error}") from None
+                    text = str(error)  # a pass's message may name the pass already
+                    raise UsageError(text if text.startswith(f"{name}:") else f"{name}: {text}") from None
                 program.verify()
                 result.runs.append(PassRun(round_, name, profile.origin or "", take(program),
                                            time.perf_counter() - t0))

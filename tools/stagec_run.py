@@ -2,12 +2,14 @@
 
 It builds the scheduled training step the way `stagec stats` and `stagec trace` do
 (tools/stagec_stats.py `training_passes`: stg-autodiff, stg-shard,
-stg-match-collectives, stg-pipeline, the scheduling passes; with --prefetch
-DeepCompile's stg-fully-shard and stg-prefetch instead of FSDP's units), checks that
-the job can run on the ranks asked for, and hands it to the launcher
-(runtime/exec/launch.py): mpiexec starts the ranks, each lowers its own program
-(runtime/exec/program.py) and runs the steps. Register it with
-`add_parser(subcommands)` and call `run(args)`.
+stg-match-collectives, stg-pipeline, the scheduling passes). With --prefetch,
+--unshard or --offload it builds it as `stagec compile` does instead
+(tools/stagec_compile.py: `fully_sharded_step`, then `compile_step`, DeepCompile's
+profile loop over stg-prefetch, stg-unshard and stg-offload under --memory-limit).
+It checks that the job can run on the ranks asked for (and that a --weights file
+holds every parameter), and hands it to the launcher (runtime/exec/launch.py):
+mpiexec starts the ranks, each lowers its own program (runtime/exec/program.py) and
+runs the steps. Register it with `add_parser(subcommands)` and call `run(args)`.
 """
 
 from __future__ import annotations
@@ -32,13 +34,23 @@ of every step and the step time; -n 1 runs the same program on one rank, the
 reference the parallel runs must match.
 
 The ranks (-n) must be the mesh the strategy makes: dp x fsdp x ep x cp x tp x pp.
-Weights start from --seed (N(0, --init-std), norms at 1) identically on every rank
-and are sharded as the program's types say; batches are seeded random tokens, or
-windows of a token file (--data tokens.npy, a 1-D integer array).
+Weights start from --seed (N(0, --init-std), norms at 1) identically on every rank,
+or from a safetensors file (--weights: a transformers LlamaForCausalLM's or
+MixtralForCausalLM's state_dict), and are sharded as the program's types say;
+batches are seeded random tokens, or windows of a token file (--data tokens.npy, a
+1-D integer array).
+
+DeepCompile (--fsdp N alone; docs/run.md): --prefetch, --unshard and --offload
+run stg-prefetch, stg-unshard and stg-offload on the fully-sharded step in
+`stagec compile`'s profile loop (2 rounds; each program profiled by the simulator,
+or --profiler cost-model), under the memory limit M of --memory-limit GB (default:
+an H100's, as `stagec compile`). The run prints what each pass decided.
 
 examples:
   stagec run -n 4 --model tiny.json --dp 4 --steps 20
   stagec run -n 4 --model tiny.json --fsdp 4 --prefetch --steps 20 --json out.json
+  stagec run -n 4 --model tiny.json --fsdp 4 --prefetch --unshard --offload --memory-limit 0.001 --steps 20
+  stagec run -n 2 --model tiny.json --fsdp 2 --weights model.safetensors --steps 20
   stagec run -n 4 --model tiny.json --dp 2 --tp 2 --sp --checkpoint ckpt/ --steps 10
   stagec run -n 4 --model tiny.json --dp 2 --tp 2 --sp --checkpoint ckpt/ --resume --steps 10
   stagec run -n 4 --model tiny.json --pp 2 --dp 2 --micro-batches 4
@@ -75,8 +87,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     strategy.add_argument("--sp", action="store_true", help="Megatron sequence parallelism on the tp axis")
     strategy.add_argument("--zero", type=int, choices=(0, 1, 2), default=0, help="ZeRO stage over dp (default: 0)")
     strategy.add_argument("--schedule", choices=("1f1b", "gpipe"), default="1f1b", help="pipeline schedule (default: %(default)s)")
-    strategy.add_argument("--prefetch", action="store_true",
-                          help="with --fsdp: DeepCompile's per-parameter gathers (stg-fully-shard) and stg-prefetch")
+    deepcompile = parser.add_argument_group("DeepCompile (with --fsdp N alone)")
+    for opt in _optimizations():
+        deepcompile.add_argument(f"--{opt.flag}", action="store_true",
+                                 help=f"run {opt.pass_name} in `stagec compile`'s profile loop")
+    deepcompile.add_argument("--memory-limit", type=float, metavar="GB",
+                             help="M of the passes in GB (1e9 bytes) (default: an H100's, less 7 GB and 10%%)")
+    deepcompile.add_argument("--profiler", choices=_profilers(),
+                             help="what profiles each program of the loop, as `stagec compile` (default: simulator)")
     training = parser.add_argument_group("training")
     training.add_argument("--steps", type=positive_int, default=10, metavar="N", help="training steps (default: %(default)s)")
     training.add_argument("--dtype", default="f32", choices=DTYPES, help="parameter and activation type (default: %(default)s)")
@@ -87,6 +105,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     training.add_argument("--seed", type=int, default=0, help="weights and synthetic data seed (default: %(default)s)")
     training.add_argument("--init-std", type=float, default=0.02, help="initial weights' standard deviation (default: %(default)s)")
     training.add_argument("--data", metavar="TOKENS.npy", help="a 1-D integer .npy array of token ids (default: seeded random tokens)")
+    training.add_argument("--weights", metavar="FILE.safetensors",
+                          help="initial weights under transformers' names (default: seeded, --init-std)")
     output = parser.add_argument_group("output")
     output.add_argument("--json", metavar="PATH", help="write the per-step losses and the median step time as JSON")
     output.add_argument("--checkpoint", metavar="DIR", help="save every rank's shards here at the end (and --checkpoint-every)")
@@ -110,7 +130,48 @@ def add_parser(subcommands) -> argparse.ArgumentParser:
 # -- compiling ---------------------------------------------------------------------------
 
 
-def _passes(args: argparse.Namespace, micro_batches: int) -> list:
+def _optimizations():
+    from stagec.tools.stagec_compile import OPTIMIZATIONS
+
+    return OPTIMIZATIONS
+
+
+def _profilers():
+    from stagec.tools.stagec_compile import PROFILERS
+
+    return PROFILERS
+
+
+def deepcompile_flags(args: argparse.Namespace) -> list[str]:
+    """The DeepCompile passes asked for, by flag, in the loop's order."""
+    return [opt.flag for opt in _optimizations() if getattr(args, opt.flag, False)]
+
+
+_WHAT = {"prefetch": "moves FSDP's all-gathers earlier", "unshard": "keeps FSDP's parameters gathered",
+         "offload": "offloads FSDP's optimizer states"}
+
+
+def _check_deepcompile(args: argparse.Namespace, flags: list[str]) -> None:
+    if not flags:
+        for option, value in (("--memory-limit", args.memory_limit), ("--profiler", args.profiler)):
+            if value is not None:
+                raise UsageError(f"{option} is for DeepCompile's passes: give --prefetch, --unshard or --offload")
+        return
+    flag = flags[0]
+    if args.fsdp == 1:
+        raise UsageError(f"--{flag} {_WHAT[flag]}: give --fsdp N with N > 1")
+    if args.pp > 1:
+        raise UsageError(f"--{flag} with --pp is not supported: stg-fully-shard runs on unpipelined steps")
+    others = [f"--{a} {getattr(args, a)}" for a in STRATEGY_AXES if a != "fsdp" and getattr(args, a) > 1]
+    others += ["--sp"] * args.sp + [f"--zero {args.zero}"] * bool(args.zero)
+    if others:
+        raise UsageError(f"--{flag} runs DeepCompile's passes on a fully-sharded step: give --fsdp N alone "
+                         f"(not with {others[0]})")
+    if args.memory_limit is not None and args.memory_limit <= 0:
+        raise UsageError(f"--memory-limit {args.memory_limit}: a size in GB > 0")
+
+
+def _scheduled_passes(args: argparse.Namespace, micro_batches: int) -> list:
     from stagec.passes.stg_autodiff import StgAutodiff
     from stagec.tools.stagec_stats import training_passes
 
@@ -118,34 +179,50 @@ def _passes(args: argparse.Namespace, micro_batches: int) -> list:
     passes = training_passes(args, micro_batches)
     assert isinstance(passes[0], StgAutodiff)
     passes[0] = dataclasses.replace(passes[0], lr=args.lr)
-    if args.prefetch:
-        from stagec.passes.stg_fully_shard import StgFullyShard
-        from stagec.passes.stg_insert_releases import StgInsertReleases
-        from stagec.passes.stg_schedule import StgSchedule
-        from stagec.passes.stg_match_collectives import StgMatchCollectives
-        from stagec.passes.stg_shard import StgShard
-
-        # DeepCompile's form (docs/deepcompile.md): per-parameter gathers, then prefetch
-        head = [p for p in passes if isinstance(p, (StgAutodiff, StgShard, StgMatchCollectives))]
-        passes = head + [StgFullyShard(), StgSchedule(), StgInsertReleases()]
     return passes
 
 
+def _deepcompile_job(args: argparse.Namespace, flags: list[str], micro_batches: int):
+    """The fully-sharded step and DeepCompile's loop over it, as `stagec compile`
+    builds them; (module, bindings, the last round's pass runs)."""
+    from stagec.frontends.templates import ConfigError, load_config
+    from stagec.tools.stagec_compile import CompileSettings, compile_step, fully_sharded_step
+
+    try:
+        load_config(args.model)
+    except (ConfigError, ImportError, OSError) as error:
+        raise UsageError(f"--model {args.model}: {error}") from None
+    module, bindings = fully_sharded_step(args.model, args.fsdp, seq=args.seq, micro_batch=args.micro_batch,
+                                          micro_batches=micro_batches, recompute=args.recompute,
+                                          dtype=args.dtype, optimizer=args.optimizer, lr=args.lr)
+    settings = CompileSettings(enabled={opt.flag: opt.flag in flags for opt in _optimizations()},
+                               memory_limit=int(args.memory_limit * 1e9) if args.memory_limit else 0,
+                               profiler=args.profiler or "simulator")
+    result = compile_step(module, bindings, settings)
+    last = max((r.round for r in result.runs), default=0)
+    return result.module, dict(bindings), [r for r in result.runs if r.round == last]
+
+
 def compile_job(args: argparse.Namespace):
-    """(module, bindings) of the job `args` describe; UsageError for what cannot run."""
+    """(module, bindings) of the job `args` describe; UsageError for what cannot run.
+    With DeepCompile's flags, `args.pass_runs` holds what the passes decided."""
     from stagec.dialects import make_context
     from stagec.frontends.templates import ConfigError, build_model, load_config
     from stagec.passes.diagnostics import PassError
 
+    flags = deepcompile_flags(args)
+    args.pass_runs = []
     if getattr(args, "ir", None):
+        given = [f"--{f}" for f in flags] + [o for o, v in (("--memory-limit", args.memory_limit),
+                                                            ("--profiler", args.profiler)) if v is not None]
+        if given:
+            raise UsageError(f"--ir runs the module {args.ir} as it was compiled: drop {given[0]} "
+                             "(give it to `stagec compile`)")
         return _compiled_job(args)
     if args.frontend == "torch":
         raise UsageError("--frontend torch: `stagec run` initialises the template's parameters; "
                          "run the model's template (--frontend template)")
-    if args.prefetch and args.fsdp == 1:
-        raise UsageError("--prefetch moves FSDP's all-gathers earlier: give --fsdp N with N > 1")
-    if args.prefetch and args.pp > 1:
-        raise UsageError("--prefetch with --pp is not supported: stg-fully-shard runs on unpipelined steps")
+    _check_deepcompile(args, flags)
     mesh = 1
     for axis in STRATEGY_AXES:
         mesh *= getattr(args, axis)
@@ -162,25 +239,37 @@ def compile_job(args: argparse.Namespace):
     if args.lr <= 0:
         raise UsageError(f"--lr {args.lr}: the learning rate must be positive")
     micro_batches = micro_batches_of(args)
+    if flags:
+        module, bindings, args.pass_runs = _deepcompile_job(args, flags, micro_batches)
+        return module, bindings
     try:
         config = load_config(args.model)
         module = build_model(config, args.dtype)
     except (ConfigError, ImportError, OSError) as error:
         raise UsageError(f"--model {args.model}: {error}") from None
-    for step in _passes(args, micro_batches):
+    for step in _scheduled_passes(args, micro_batches):
         try:
             step.apply(make_context(), module)
         except PassError as error:
             raise UsageError(f"{step.name}: {error}") from None
-    bindings = {"B": args.micro_batch * args.dp * args.fsdp * args.ep, "S": args.seq, "M": micro_batches}
-    if args.prefetch:
-        from stagec.passes.stg_prefetch import StgPrefetch, prefetch
+    return module, {"B": args.micro_batch * args.dp * args.fsdp * args.ep, "S": args.seq, "M": micro_batches}
 
-        try:
-            prefetch(module, StgPrefetch(), bindings=bindings)
-        except PassError as error:
-            raise UsageError(f"stg-prefetch: {error}") from None
-    return module, bindings
+
+def _check_weights(args: argparse.Namespace) -> None:
+    """A --weights file must hold every parameter of the model, in its shape."""
+    from stagec.frontends.templates import ConfigError, build_model, load_config
+    from stagec.runtime.exec.weights import SafetensorsWeights, WeightsError, parameter_shapes
+
+    if args.resume:
+        raise UsageError(f"--weights {args.weights} with --resume: the checkpoint holds the weights; drop --weights")
+    try:
+        shapes = parameter_shapes(build_model(load_config(args.model), args.dtype))
+    except (ConfigError, ImportError, OSError) as error:
+        raise UsageError(f"--model {args.model}: {error}") from None
+    try:
+        SafetensorsWeights(args.weights).check(shapes)
+    except WeightsError as error:
+        raise UsageError(f"--weights {error}") from None
 
 
 def _compiled_job(args: argparse.Namespace):
@@ -244,6 +333,8 @@ def run(args: argparse.Namespace) -> None:
             raise UsageError("--profile with --pp: a profile covers one step function; pipelined stages have several")
     module, bindings = compile_job(args)
     _check_runs(module, bindings, args)
+    if args.weights:
+        _check_weights(args)
     text = _module_text(module)
     fingerprint = hashlib.sha256((text + json.dumps(bindings, sort_keys=True) + str(args.ranks) + str(args.seed)).encode()).hexdigest()[:16]
     if args.resume:
@@ -252,7 +343,8 @@ def run(args: argparse.Namespace) -> None:
            "data": os.path.abspath(args.data) if args.data else None, "threads": args.threads,
            "checkpoint": os.path.abspath(args.checkpoint) if args.checkpoint else None,
            "checkpoint_every": args.checkpoint_every, "resume": args.resume, "fingerprint": fingerprint,
-           "profile": os.path.abspath(args.profile) if args.profile else None}
+           "profile": os.path.abspath(args.profile) if args.profile else None,
+           "weights": os.path.abspath(args.weights) if args.weights else None}
     if fault := os.environ.get("STAGEC_FAULT"):
         job["fault"] = json.loads(fault)  # tests: {"rank": 1, "step": 2, "kind": "kill" | "raise"}
     strategy = " ".join(f"{k}={'true' if v is True else v}" for k, v in strategy_options(args).items())
@@ -260,9 +352,13 @@ def run(args: argparse.Namespace) -> None:
         strategy += f" pp={args.pp} ({args.schedule})"
     if args.ir:
         strategy = f"the scheduled module {args.ir}"
+    flags = deepcompile_flags(args)
     print(f"stagec run: {args.model}, {args.ranks} rank(s), {strategy or 'one rank'}"
-          f"{' + prefetch' if args.prefetch else ''}, B={bindings['B']} S={bindings['S']} M={bindings['M']}, "
+          f"{''.join(' + ' + f for f in flags)}, B={bindings['B']} S={bindings['S']} M={bindings['M']}, "
           f"{args.steps} step(s)", flush=True)
+    for pass_run in args.pass_runs:
+        for decision in pass_run.decisions:
+            print(f"stagec run: {pass_run.pass_name}: {decision.text()}")
     progress = _Progress(args.steps, quiet=args.quiet)
     try:
         with progress:
@@ -278,8 +374,12 @@ def run(args: argparse.Namespace) -> None:
         print(f"stagec run: the measured profile is in {args.profile}")
     if args.json:
         _write_json(args.json, {"model": args.model, "ranks": args.ranks, "strategy": strategy_options(args) | (
-            {"pp": args.pp} if args.pp > 1 else {}), "prefetch": args.prefetch, "bindings": bindings,
-            "losses": [s.loss for s in steps], "step_seconds": times, "median_step_seconds": median})
+            {"pp": args.pp} if args.pp > 1 else {}), "deepcompile": flags, "prefetch": args.prefetch,
+            "memory_limit_bytes": int(args.memory_limit * 1e9) if args.memory_limit else None,
+            "decisions": [d.to_json() for r in args.pass_runs for d in r.decisions], "bindings": bindings,
+            "losses": [s.loss for s in steps], "step_seconds": times, "median_step_seconds": median,
+            # what rank 0 ran in the last step: the lowered program's communication and memory ops
+            "executed": dict(steps[-1].executed)})
 
 
 def _check_checkpoint(directory: str, fingerprint: str) -> None:

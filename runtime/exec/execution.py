@@ -21,11 +21,15 @@ lowered here instead, in the scheduled IR's order (docs/scheduled-ir.md):
 - stg.release drops the value (its buffer is freed when nothing else holds it);
   stg.offload / stg.reload copy through csrc's HostOffloader (a copy thread).
 
-Every op records what the rank is doing (`activity`) for the failure messages.
+Every op records what the rank is doing (`activity`) for the failure messages, and
+`executed` counts, per step, the communication and memory ops the rank ran (a
+group's members one by one) and the bytes it offloaded: what `stagec run --json`
+reports of rank 0, so a test sees that the passes' ops really ran.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -65,6 +69,11 @@ from stagec.runtime.interpreter.values import Layout, Placement, Token, shard
 
 # stg.all_reduce_stages' messages: a tag no stg.send uses (theirs are small)
 ALL_REDUCE_STAGES_TAG = 30000
+# the ops `executed` counts: communication and memory (collectives, waits, releases,
+# host copies); "offloaded bytes" counts the bytes stg.offload copied to the host
+COUNTED = frozenset({"stg.all_gather", "stg.reduce_scatter", "stg.all_reduce", "stg.all_to_all", "stg.broadcast",
+                     "stg.reshard", "stg.send", "stg.recv", "stg.all_reduce_stages", "stg.wait", "stg.release",
+                     "stg.offload", "stg.reload"})
 
 
 class RankPlacement(Placement):
@@ -124,6 +133,7 @@ class RankExecution(Execution):
         self._described: dict[Operation, str] = {}
         self._impls: dict[type[Operation], Callable] = {}
         self.profiler = None  # profiler.py's RunProfiler under `stagec run --profile`
+        self.executed: Counter[str] = Counter()  # this step's (module doc)
 
     # -- running -----------------------------------------------------------------------
     def run_function(self, func: FuncOp, inputs: dict[str, torch.Tensor], step: int) -> list[Any]:
@@ -131,6 +141,7 @@ class RankExecution(Execution):
         results (PerRank lists). Buffered sends are complete when it returns."""
         self.inputs, self.step = inputs, step
         self.values, self.released, self.layers = {}, {}, []
+        self.executed = Counter()
         with torch.no_grad():
             results = self.run_block(func.body.block, [])
         self.note("completing sends")
@@ -160,6 +171,8 @@ class RankExecution(Execution):
             if impl is None:
                 raise InterpreterError(f"{describe_op(op)}: the runtime has no implementation of this op")
             self._impls[type(op)] = impl
+        if op.name in COUNTED:
+            self.executed[op.name] += 1
         if self._activity is not None:
             text = self._described.get(op)
             if text is None:
@@ -258,6 +271,7 @@ def group(op: GroupOp, operands, ex: RankExecution):
     for inner in body[:-1]:
         if isinstance(inner, CollectiveOp) and not isinstance(inner, AllReduceStagesOp):
             results[inner.results[0]] = _issue(inner, ex.local(ex.value(inner.input)), ex, calls)
+            ex.executed[inner.name] += 1
         elif any(v in results or any(v is r for o in later for r in o.results) for v in inner.operands):
             later.append(inner)
         else:
@@ -385,6 +399,7 @@ def release(op: ReleaseOp, operands, ex: RankExecution):
 def offload(op: OffloadOp, operands, ex: RankExecution):
     local = ex.local(operands[0]).contiguous()
     copy, work = ex.offloader.offload(local)
+    ex.executed["offloaded bytes"] += local.numel() * local.element_size()
     host = HostValue(copy, tuple(local.shape), local.dtype)
     return _result(op, ex, Pending(work, lambda: host))
 

@@ -36,7 +36,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from stagec.runtime.exec.status import PREFIX, read_status
@@ -49,6 +49,12 @@ class StepReport:
     step: int
     loss: float
     seconds: float
+    executed: Mapping[str, int] = field(default_factory=dict)  # rank 0's ops of the step (execution.py)
+
+
+def _step_report(fields: Mapping) -> StepReport:
+    return StepReport(int(fields["step"]), float(fields["loss"]), float(fields["seconds"]),
+                      {k: int(v) for k, v in fields.get("executed", {}).items()})
 
 
 class RunFailed(Exception):
@@ -173,7 +179,7 @@ def launch(module_text: str, bindings: Mapping[str, int], job: Mapping, ranks: i
                 new, seen = state.reports[seen:], len(state.reports)
             for fields in new:
                 if "step" in fields:
-                    report = StepReport(int(fields["step"]), float(fields["loss"]), float(fields["seconds"]))
+                    report = _step_report(fields)
                     steps.append(report)
                     if on_step is not None:
                         on_step(report)
@@ -192,7 +198,7 @@ def launch(module_text: str, bindings: Mapping[str, int], job: Mapping, ranks: i
         with state.lock:
             for fields in state.reports[seen:]:
                 if "step" in fields:
-                    report = StepReport(int(fields["step"]), float(fields["loss"]), float(fields["seconds"]))
+                    report = _step_report(fields)
                     steps.append(report)
                     if on_step is not None:
                         on_step(report)

@@ -8,8 +8,8 @@ with its `step_bindings`) and this process's world communicator, and fixes:
   `stg.stage = {pp = k}` whose coordinates are this rank's (docs/pipeline.md);
 - the communicators: one per set of mesh axes any program of the module communicates
   over, split from the world in the same order on every rank (comm.py);
-- the state (state.py: this rank's shards, cut from seeded initial weights) and an
-  offloader where the program offloads;
+- the state (state.py: this rank's shards, cut from seeded initial weights, or from
+  a safetensors file's, weights.py) and an offloader where the program offloads;
 - the execution (execution.py), which `step(inputs, t)` runs once per training step.
 
 `step` returns the step's loss as one float on every rank: the loss the program
@@ -33,7 +33,7 @@ from stagec.dialects.stg.state import InputOp
 from stagec.runtime.exec.comm import Communicators, Lowering, wait
 from stagec.runtime.exec.execution import RankExecution, RankPlacement
 from stagec.runtime.exec.state import LocalState
-from stagec.runtime.exec.weights import initializer
+from stagec.runtime.exec.weights import SafetensorsWeights, initializer
 from stagec.runtime.interpreter.errors import InterpreterError
 from stagec.runtime.interpreter.interpreter import Interpreter
 from stagec.runtime.interpreter.values import Layout
@@ -71,7 +71,8 @@ class RankProgram:
     """One rank's lowered training step (module doc)."""
 
     def __init__(self, module: ModuleOp, bindings: Mapping[str, int], world, *, seed: int = 0,
-                 init_std: float = 0.02, check: bool = False, activity: Callable[[str], None] | None = None):
+                 init_std: float = 0.02, weights: str | None = None, check: bool = False,
+                 activity: Callable[[str], None] | None = None):
         self.module, self.world = module, world
         self.interpreter = Interpreter(module, bindings, verify=False)
         mesh = self.mesh = self.interpreter.mesh
@@ -91,7 +92,8 @@ class RankProgram:
         self.function = self.interpreter.function(name)
         self.placement = RankPlacement(mesh, fixed, self.rank)
         self.comms = Communicators(world, mesh, self.rank, communicated_axes(module))
-        self.state = LocalState(mesh, self.rank, initializer(seed, init_std))
+        initial = SafetensorsWeights(weights) if weights else initializer(seed, init_std)
+        self.state = LocalState(mesh, self.rank, initial)
         offloader = None
         if any(isinstance(op, OffloadOp) for op in module.walk()):
             from stagec import csrc

@@ -6,7 +6,7 @@ bindings, the model config, the data, the steps and the checkpoint. The rank par
 the module, lowers its own program (program.py) and runs the steps; rank 0 prints one
 line per step on stdout for the launcher:
 
-    STAGEC {"step": 3, "loss": 3.4521, "seconds": 0.12}
+    STAGEC {"step": 3, "loss": 3.4521, "seconds": 0.12, "executed": {"stg.all_gather": 42, ...}}
 
 Failures: the whole rank runs under csrc's `abort_on_failure`, so an exception prints
 `stagec: rank R of N failed during <activity>: ...` and aborts every rank (MPI_Abort).
@@ -44,7 +44,8 @@ def run(job: dict, world, status: Status) -> None:
         module = Parser(make_context(), f.read(), job["ir"]).parse_module()
     bindings = job["bindings"]
     activity("setting up communicators and weights")
-    program = RankProgram(module, bindings, world, seed=job["seed"], init_std=job["init_std"], activity=activity)
+    program = RankProgram(module, bindings, world, seed=job["seed"], init_std=job["init_std"],
+                          weights=job.get("weights"), activity=activity)
     config = load_config(job["model"])
     batches = Batches(config, input_shapes(module, bindings), seed=job["seed"], tokens=job.get("data"))
     first = 0
@@ -70,7 +71,7 @@ def run(job: dict, world, status: Status) -> None:
         if profiler is not None:
             profiler.end_step(step + 1)
         if world.rank == 0:
-            report(step=step + 1, loss=loss, seconds=seconds)
+            report(step=step + 1, loss=loss, seconds=seconds, executed=dict(program.execution.executed))
         if checkpoint and (step + 1 == first + job["steps"] or (job.get("checkpoint_every") and (step + 1) % job["checkpoint_every"] == 0)):
             activity(f"step {step + 1}: saving the checkpoint")
             save_checkpoint(program, world, checkpoint, step + 1, job["fingerprint"])

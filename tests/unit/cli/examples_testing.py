@@ -10,6 +10,7 @@ as examples/tiny.json resolve as they do in a clone, and what it writes stays th
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -31,10 +32,19 @@ COMMAND = re.compile(r"stagec(-opt)?( |$)")
 
 
 def help_text(command: str) -> str:
-    """`stagec COMMAND --help` (`stagec-opt --help` for "stagec-opt")."""
-    argv = ([sys.executable, "-m", "stagec.tools.stagec_opt"] if command == "stagec-opt"
-            else [sys.executable, "-m", "stagec.tools.stagec_cli", *command.split()])
-    return subprocess.run([*argv, "--help"], capture_output=True, text=True, timeout=120, check=True).stdout
+    """What `stagec COMMAND --help` prints (`stagec-opt --help` for "stagec-opt"): the
+    CLI's own parser formats it here, in this process (a process per text would cost a
+    second each); stagec-opt's is xDSL's driver's, run as a process."""
+    if command == "stagec-opt":
+        argv = [sys.executable, "-m", "stagec.tools.stagec_opt", "--help"]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True).stdout
+    from stagec.tools.stagec_cli import _parser
+
+    parser = _parser()
+    for word in command.split():
+        subcommands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = subcommands.choices[word]
+    return parser.format_help()
 
 
 def _clean(line: str) -> str:

@@ -18,6 +18,7 @@ import json
 import math
 import re
 import shlex
+import subprocess
 
 import pytest
 
@@ -558,6 +559,11 @@ def _run_check(argv: list[str]) -> Check:
 
         config = load_config(str(ran.path(args.model)) if ran.path(args.model).exists() else args.model)
         _final_loss(ran, config.vocab_size)
+        steps = [int(n) for n in re.findall(r"^step +(\d+) ", ran.stdout, re.M)]
+        if args.steps:
+            assert len(steps) == args.steps, f"{len(steps)} steps printed, --steps {args.steps}"
+        if args.resume:  # it goes on from the checkpoint's step
+            assert steps[0] > 1 and steps == list(range(steps[0], steps[0] + len(steps)))
         if args.json:
             losses = json.loads(ran.path(args.json).read_text())["losses"]
             assert len(losses) == args.steps and all(math.isfinite(x) for x in losses)
@@ -627,16 +633,30 @@ def test_example_parses(example):
             pytest.fail(f"`{example}` does not parse (exit {exit_.code})")
 
 
+def _not_ignored(cwd, before: set[str]) -> list[str]:
+    """What the examples wrote in `cwd` that the repository's .gitignore does not cover
+    (run from a clone's root, it would show up in `git status`)."""
+    written = sorted(f"{p.name}/" if p.is_dir() else p.name for p in cwd.iterdir() if p.name not in before)
+    if not written or not (ROOT / ".git").exists():
+        return []
+    ignored = subprocess.run(["git", "-C", str(ROOT), "check-ignore", "--no-index", "--stdin"], input="\n".join(written),
+                             capture_output=True, text=True).stdout.split()
+    return [name for name in written if name not in ignored]
+
+
 def _run_scenario(scenario: Scenario, tmp_path, timeout: float) -> None:
     cwd = working_directory(tmp_path)
     for command in scenario.setup:
         ran = run_example(command, cwd, timeout)
         assert ran.returncode == 0, f"setup `{command}` failed:\n{ran.stderr[-3000:]}"
+    before = {p.name for p in cwd.iterdir()}
     for step in scenario.steps:
         ran = run_example(step.example, cwd, timeout)
         print(f"{ran.seconds:7.1f} s  {step.example}")
         assert ran.returncode == 0, f"`{step.example}` exited {ran.returncode}:\n{ran.stderr[-3000:]}"
         step.check(ran)
+    loose = _not_ignored(cwd, before)
+    assert not loose, f"the examples write {loose}, which .gitignore does not cover: add them (issue 17 item 15)"
 
 
 @pytest.mark.parametrize("scenario", [s for s in ALL if not s.scale], ids=lambda s: s.name)

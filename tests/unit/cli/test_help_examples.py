@@ -84,14 +84,14 @@ def _lines(ran: Ran, pattern: str) -> list[str]:
 
 
 # Published parameter counts (Hugging Face's model cards: meta-llama/Meta-Llama-3-8B
-# 8,030,261,248, meta-llama/Meta-Llama-3-70B 70,553,706,496; GPT-3 5B as stagec's
-# template counts it, pinned in tests/unit/templates).
+# 8,030,261,248, meta-llama/Meta-Llama-3-70B 70,553,706,496, mistralai/Mixtral-8x7B
+# 46,702,792,704; GPT-3 5B as derived in tests/unit/templates/test_template_configs.py).
 LLAMA3_8B = "llama3-8b: 8.03 B parameters (8,030,261,248)"
 LLAMA3_70B = "llama3-70b: 70.55 B parameters (70,553,706,496)"
 GPT3_5B = "gpt3-5b: 5.05 B parameters (5,051,228,160)"
 
 
-def _stats(headline: str, batch_line: str, rank_classes: int = 1) -> callable:
+def _stats(headline: str, batch_line: str, rank_classes: int = 1) -> Check:
     def check(ran: Ran) -> None:
         lines = ran.stdout.splitlines()
         assert lines[0] == headline
@@ -115,9 +115,10 @@ def first_command(ran: Ran) -> None:
     assert ran.stdout.splitlines()[:len(shown)] == shown
 
 
-def summary_text(strategy: str, gpus: int) -> Check:
+def summary_text(headline: str, iteration: str) -> Check:
     def check(ran: Ran) -> None:
-        assert f"on {gpus} " in ran.stdout.splitlines()[0] and strategy in ran.stdout.splitlines()[0]
+        lines = ran.stdout.splitlines()
+        assert lines[0] == headline and lines[1].startswith(iteration), lines[:2]
         for part in ("time ", "compute ", "communication ", "memory "):
             assert _lines(ran, rf"^{part}"), f"no `{part.strip()}` line"
     return check
@@ -289,19 +290,30 @@ def ps_plan_traced(directory: str, output: str | None = None) -> Check:
     def check(ran: Ran) -> None:
         if output:
             _module_file(ran, output)
-        assert ran.path(directory, ).joinpath("dips.links.json").is_file()
+        assert ran.path(directory).joinpath("dips.links.json").is_file()
         files = sorted(ran.path(directory).glob("dips.*.et"))
         assert files, f"no traces in {directory}"
         _traces(ran, directory, len(files), prefix="dips")
     return check
 
 
-def simulate_dips(ran: Ran) -> None:
-    assert re.search(r"iteration|round", ran.stdout + ran.stderr)
+def simulate_dips(directory: str) -> Check:
+    def check(ran: Ran) -> None:
+        # production9.yaml: 9 clusters, 16 slave PSs and the master, one rank each, on
+        # the per-link bandwidths of dips.links.json
+        assert _lines(ran, rf"^{directory}/?: 26 ranks; .* point-to-point links among 26 ranks \(dips.links.json\)")
+        assert _lines(ran, r"^iteration time: [0-9,.]+ ms")
+    return check
 
 
 def ps_run_finished(ran: Ran) -> None:
-    assert re.search(r"^finished: version \d+", ran.stderr, re.M), ran.stderr[-2000:]
+    # tiny4.yaml's default budget: 8 rounds' worth, 8 x 4 clusters x H = 16 inner steps x
+    # the tiny model's batch 8 x seq 32 = 131,072 tokens (tools/stagec_ps_run.py)
+    done = re.search(r"finished: version (\d+), ([0-9,]+) tokens in [0-9.]+ s; evaluation loss ([0-9.]+)", ran.stderr)
+    assert done, ran.stderr[-2000:]
+    assert int(done.group(2).replace(",", "")) >= 131_072
+    # trained: below a uniform guess over the tiny model's 64 tokens, ln 64 = 4.16
+    assert float(done.group(3)) < math.log(64)
 
 
 def ps_run_sync(ran: Ran) -> None:
@@ -381,13 +393,17 @@ SCENARIOS = [
     Scenario("first-command", (S("stagec summary", first_command),)),
     Scenario("summary", (
         S("stagec summary --model mixtral-8x7b --ep 8 --tp 2 --batch 16 --seq 4096 --recompute",
-          summary_text("ep=8 tp=2", 16)),
+          # 16 sequences over ep = 8 data-parallel replicas: 2 micro-batches of 1 on each
+          summary_text("mixtral-8x7b (46.70 B parameters) on 16 h100-sxm GPUs (2 nodes of 8): ep=8 tp=2",
+                       "one iteration: 16 sequences of 4,096 tokens (65,536 tokens) in 2 micro-batch(es) of 1")),
         S("stagec summary --model gpt3-5b --fsdp 16 --batch 64 --seq 2048 --hardware a100-80gb --json",
           summary_gpt3_json),
     )),
     Scenario("summary-64-gpus", (
         S("stagec summary --model llama3-70b --tp 8 --pp 4 --dp 2 --sp --batch 128 --seq 4096",
-          summary_text("dp=2 tp=8 pp=4 sp", 64)),
+          # pp x dp x tp = 64 GPUs, 8 per node; 128 sequences over dp = 2: 64 micro-batches of 1
+          summary_text("llama3-70b (70.55 B parameters) on 64 h100-sxm GPUs (8 nodes of 8): pp=4 dp=2 tp=8 sp",
+                       "one iteration: 128 sequences of 4,096 tokens (524,288 tokens) in 64 micro-batch(es) of 1")),
     ), scale=True),
     Scenario("stats", (
         S("stagec stats --model llama3-8b --seq 4096",
@@ -522,10 +538,10 @@ SCENARIOS = [
         S("stagec ps plan examples/ps/tiny4.yaml", ps_plan_tiny4),
         S("stagec ps plan examples/ps/production9.yaml -o dips.mlir --trace dips-traces",
           ps_plan_traced("dips-traces", "dips.mlir")),
-        S("stagec simulate dips-traces", simulate_dips),
-        S("stagec simulate dips-traces/", simulate_dips),
+        S("stagec simulate dips-traces", simulate_dips("dips-traces")),
+        S("stagec simulate dips-traces/", simulate_dips("dips-traces")),
         S("stagec ps plan examples/ps/production9.yaml --trace out/dips && stagec simulate out/dips",
-          lambda ran: (ps_plan_traced("out/dips")(ran), simulate_dips(ran))),
+          lambda ran: (ps_plan_traced("out/dips")(ran), simulate_dips("out/dips")(ran))),
     )),
     Scenario("ps-run", (
         S("stagec ps run examples/ps/tiny4.yaml", ps_run_finished),

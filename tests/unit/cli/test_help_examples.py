@@ -350,7 +350,19 @@ def opt_diagnostics(ran: Ran) -> None:
 
 def opt_table_costs(ran: Ran) -> None:
     _module(ran.stdout)
-    assert "stg.total_flops" in ran.stdout
+    # stg-annotate-costs gives every function its FLOPs and bytes
+    functions = ran.stdout.count("func.func @")
+    assert functions and ran.stdout.count("stg.total_flops") == ran.stdout.count("stg.total_bytes") == functions
+
+
+def opt_chunks_costs(ran: Ran) -> None:
+    # --split-input-file: each chunk of the input printed on its own, with its costs
+    chunks = ran.stdout.split("// -----")
+    inputs = (ROOT / "tests/lit/examples/stage_table3_llama_mlp.mlir").read_text().count("\n// -----")
+    assert len(chunks) == inputs + 1
+    for chunk in chunks:
+        _module(chunk)
+        assert chunk.count("func.func @") == chunk.count("stg.total_flops")
 
 
 def opt_help(ran: Ran) -> None:
@@ -358,7 +370,7 @@ def opt_help(ran: Ran) -> None:
 
 
 def compile_base(ran: Ran) -> None:
-    _module_file(ran, "base.mlir")
+    compile_step("base.mlir", "tiny", fsdp=2, batch=2, seq=64)(ran)
 
 
 def run_profile(ran: Ran) -> None:
@@ -368,11 +380,17 @@ def run_profile(ran: Ran) -> None:
     _final_loss(ran, vocab=32)
 
 
-def compile_step(name: str) -> Check:
+def compile_step(name: str, model: str, fsdp: int, batch: int, seq: int) -> Check:
+    """A scheduled training step as `stagec simulate` and `stagec trace --ir` read it:
+    the mesh of --fsdp ranks, B = --batch and S = --seq bound in stg.config."""
     def check(ran: Ran) -> None:
-        module = _module_file(ran, name)
-        assert "stg.config" in ran.path(name).read_text()
-        assert any(op.name.startswith("stg.") for op in module.walk())
+        from stagec.tools.stagec_compile import load_compiled
+
+        module, bindings = load_compiled(str(ran.path(name)))
+        assert bindings["B"] == batch and bindings["S"] == seq, bindings
+        text = ran.path(name).read_text()
+        assert f'stg.model = "{model}"' in text and f"stg.mesh @mesh [fsdp = {fsdp}]" in text
+        assert "stg.scheduled" in text and "stg.all_gather" in text
     return check
 
 
@@ -423,12 +441,13 @@ SCENARIOS = [
         S("stagec stats --model llama3-8b --batch 8 --micro-batch 1 --seq 4096",
           _stats(LLAMA3_8B, "batch 8 = 8 micro-batch(es) x 1 sequence(s) of 4096 tokens")),
         S("stagec stats --model mixtral-8x7b --seq 4096 --recompute --json", stats_mixtral_json),
-        S("stagec stats --model gpt3-5b --pp 8 --batch 16 --recompute",
-          _stats(GPT3_5B, "batch 16 = 16 micro-batch(es) x 1 sequence(s) of 4096 tokens", rank_classes=8)),
     )),
-    Scenario("stats-64-micro-batches", (  # 8 stages x 64 micro-batches: 10-20 s
+    Scenario("stats-8-stages", (  # 8 pipeline stages' schedules: 6-20 s each on 2 busy cores
         S("stagec stats --model gpt3-5b --pp 8 --batch 64 --seq 2048",
           _stats(GPT3_5B, "batch 64 = 64 micro-batch(es) x 1 sequence(s) of 2048 tokens", rank_classes=8)),
+        # README
+        S("stagec stats --model gpt3-5b --pp 8 --batch 16 --recompute",
+          _stats(GPT3_5B, "batch 16 = 16 micro-batch(es) x 1 sequence(s) of 4096 tokens", rank_classes=8)),
     ), scale=True),
     Scenario("stats-70b-timeline", (
         S("stagec stats --model llama3-70b --timeline-png memory.png", lambda ran: _png(ran, "memory.png")),
@@ -502,15 +521,15 @@ SCENARIOS = [
           "--no-offload -o base.mlir", compile_base),
         S("stagec run -n 2 --model examples/tiny.json --ir base.mlir --steps 5 --profile measured.json", run_profile),
         S("stagec compile --model examples/tiny.json --fsdp 2 --batch 2 --seq 64 --profile measured.json -o step.mlir",
-          compile_step("step.mlir")),
+          compile_step("step.mlir", "tiny", fsdp=2, batch=2, seq=64)),
         S("stagec simulate step.mlir --timeline step.json", simulate_compiled),
         S("stagec trace --ir step.mlir --out compiled/", trace_dir("compiled", 2, collectives=("ALL_GATHER",))),
     )),
     Scenario("compile-realistic", (
         S("stagec compile --model mixtral-8x7b --fsdp 16 --batch 16 --seq 2048 --recompute --baseline zero3 -o z3.mlir",
-          compile_step("z3.mlir")),
+          compile_step("z3.mlir", "mixtral-8x7b", fsdp=16, batch=16, seq=2048)),
         S("stagec compile --model llama3-70b --fsdp 32 --batch 32 --seq 1024 --recompute -o step.mlir",
-          compile_step("step.mlir")),
+          compile_step("step.mlir", "llama3-70b", fsdp=32, batch=32, seq=1024)),
     ), scale=True),
     # dse simulates every strategy: minutes even for 64 GPUs (tests/unit/sim/test_dse.py
     # covers it on small jobs in the default suite)
@@ -559,7 +578,7 @@ SCENARIOS = [
         S("stagec-opt tests/lit/examples/stage_table11_fstp.mlir --pass-pipeline='builtin.module(stg-annotate-costs)'",
           opt_table_costs),
         S("stagec-opt tests/lit/examples/stage_table3_llama_mlp.mlir --split-input-file -p stg-annotate-costs",
-          lambda ran: _module(ran.stdout.split("// -----")[0])),
+          opt_chunks_costs),
         S("stagec-opt --help", opt_help),
     )),
 ]

@@ -584,10 +584,20 @@ SCENARIOS = [
 ]
 
 
+def _run_options(argv: list[str]):
+    """`stagec run`'s parsed options; one this test reads and the command no longer has
+    is None (its help text is another tool's to change)."""
+    import argparse
+
+    parsed = vars(_parser().parse_args(argv))
+    names = ("ranks", "model", "steps", "json", "checkpoint", "resume", "profile", "ir")
+    return argparse.Namespace(**{name: parsed.get(name) for name in names})
+
+
 def _run_check(argv: list[str]) -> Check:
     """What a `stagec run` example must do: train (a final loss near ln V at the
     initial weights), and write what its options ask for."""
-    args = _parser().parse_args(argv)
+    args = _run_options(argv)
 
     def check(ran: Ran) -> None:
         from stagec.frontends.templates import load_config
@@ -624,7 +634,7 @@ def run_scenarios(found: list[str]) -> list[Scenario]:
         commands = stagec_commands(example)
         if example in explicit or not commands or commands[0][:1] != ["run"]:
             continue
-        args = _parser().parse_args(commands[0])
+        args = _run_options(commands[0])
         step = Step(example, _run_check(commands[0]))
         if args.resume and scenarios and f"--checkpoint {args.checkpoint}" in scenarios[-1].examples[-1]:
             previous = scenarios.pop()

@@ -184,6 +184,15 @@ def trace_dir(directory: str, ranks: int, *, prefix: str | None = None, collecti
     return check
 
 
+def trace_files(directory: str, ranks: int) -> Check:
+    """The files of a trace directory that the next example checks with check-trace."""
+    def check(ran: Ran) -> None:
+        assert ran.path(directory, "comm_group.json").is_file()
+        assert sorted(p.name for p in ran.path(directory).glob("trace.*.et")) == \
+            sorted(f"trace.{r}.et" for r in range(ranks))
+    return check
+
+
 def trace_small(ran: Ran) -> None:
     trace_dir("small", 2, collectives=("ALL_REDUCE",))(ran)
     for rank in (0, 1):  # --json: each trace also as JSON
@@ -503,7 +512,7 @@ SCENARIOS = [
           trace_dir("t70b", 64, collectives=("ALL_GATHER", "REDUCE_SCATTER"))),  # dp x tp x pp = 64
         # README
         S("stagec trace --model llama3-70b --dp 2 --tp 8 --pp 4 --sp --batch 128 --micro-batch 1 --seq 4096 "
-          "--out traces/", trace_dir("traces", 64)),
+          "--out traces/", trace_files("traces", 64)),
         S("stagec check-trace traces/", check_trace_table_64),
     ), scale=True),
     Scenario("simulate", (

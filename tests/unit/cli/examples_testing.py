@@ -108,8 +108,8 @@ class Ran:
     stderr: str
     seconds: float
 
-    def path(self, name: str) -> Path:
-        return self.cwd / name
+    def path(self, *parts: str) -> Path:
+        return self.cwd.joinpath(*parts)
 
     def json(self) -> dict:
         return json.loads(self.stdout)

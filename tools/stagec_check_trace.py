@@ -42,9 +42,9 @@ per collective type and send/recv (identical ranks grouped), or with --json:
 (a key appears when its count is not zero).
 
 examples:
-  stagec check-trace out/
-  stagec check-trace out/ --prefix llama --json
-  stagec check-trace out/ --jobs 16"""
+  stagec check-trace traces/      (written by `stagec trace --model llama3-8b --tp 8 --batch 8 --seq 4096 --out traces/`)
+  stagec check-trace traces/ --prefix trace --json
+  stagec check-trace traces/ --jobs 4"""
 
 
 

@@ -66,7 +66,7 @@ examples:
   stagec ir
   stagec ir --model llama-mlp --pass-pipeline 'builtin.module()' -o mlp.mlir
   stagec ir --model llama3-8b --dtype f32
-  stagec ir --model path/to/config.json --pass-pipeline 'builtin.module()'
+  stagec ir --model examples/tiny.json --pass-pipeline 'builtin.module()'
   stagec ir | stagec-opt --pass-pipeline 'builtin.module(cse)'"""
 
 

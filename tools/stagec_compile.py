@@ -386,7 +386,12 @@ of the rest, as §5.3; 65.7 GB on an H100).
 examples:
   stagec compile --model llama3-70b --fsdp 32 --batch 32 --seq 1024 --recompute -o step.mlir
   stagec compile --model mixtral-8x7b --fsdp 16 --batch 16 --seq 2048 --recompute --baseline zero3 -o z3.mlir
-  stagec compile --model llama3.2-1b --fsdp 4 --batch 4 --seq 256 --profile measured.json -o step.mlir
+
+DeepCompile's loop on a measured profile, on a tiny Llama and 2 CPU ranks: the program
+before the passes (--no-...), profiled by `stagec run`, then compiled on what it measured:
+  stagec compile --model examples/tiny.json --fsdp 2 --batch 2 --seq 64 --no-prefetch --no-unshard --no-offload -o base.mlir
+  stagec run -n 2 --model examples/tiny.json --ir base.mlir --steps 5 --profile measured.json
+  stagec compile --model examples/tiny.json --fsdp 2 --batch 2 --seq 64 --profile measured.json -o step.mlir
 
 Bad input is one message and exit status 2; the output appears whole or not at all."""
 

@@ -32,9 +32,12 @@ forward(input_ids, labels) returns the loss) or `hf` for the transformers class 
 
 examples:
   stagec import hf --model llama3-8b -o llama3-8b.mlir
-  stagec import mypkg.models:make_model --model llama3-8b --dtype f32 -o m.mlir
-  stagec import mypkg.models:make_model --emit torch -o m.torch.mlir
-  stagec-opt m.torch.mlir --pass-pipeline='builtin.module(convert-torch-to-stg)'"""
+  stagec import examples.tiny_lm:make_model --model examples/tiny.json --dtype f32 -o m.mlir
+  stagec import examples.tiny_lm:make_model --emit torch -o m.torch.mlir
+  stagec-opt m.torch.mlir --pass-pipeline='builtin.module(convert-torch-to-stg)'
+
+MODULE is imported as `python -m` would import it, from the current directory first
+(examples/tiny_lm.py is the README's TinyLM)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -109,7 +112,8 @@ def run(args: argparse.Namespace) -> None:
         Printer(stream=stream).print_op(module)
         stream.write("\n")
     if args.output not in (None, "-"):
-        print(f"wrote {args.output}: the stg forward program of {args.target}", file=sys.stderr)
+        what = "the torch dialect import" if args.emit == "torch" else "the stg forward program"
+        print(f"wrote {args.output}: {what} of {args.target}", file=sys.stderr)
     if args.timings:
         print(" ".join(f"{k}={v:.3f}s" for k, v in timings.items()), file=sys.stderr)
 

@@ -60,9 +60,9 @@ pass pipeline over it, and writes the result through a target (MLIR text by defa
 
 EXAMPLES = """\
 examples:
-  stagec-opt model.mlir --pass-pipeline='builtin.module(canonicalize,cse)' -o out.mlir
-  stagec-opt model.mlir -p 'canonicalize,cse'      (xDSL's spelling of the same)
-  stagec-opt tests.mlir --split-input-file --verify-diagnostics
+  stagec-opt examples/mlp.mlir --pass-pipeline='builtin.module(stg-annotate-costs,cse)' -o out.mlir
+  stagec-opt examples/mlp.mlir -p 'stg-annotate-costs,cse'      (xDSL's spelling of the same)
+  stagec-opt tests/lit/dialects/stg/invalid_compute.mlir --split-input-file --verify-diagnostics
 
   Pass options are written as in mlir-opt: 'builtin.module(a{opt=1 list=1,2})'."""
 

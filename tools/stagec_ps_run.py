@@ -40,9 +40,9 @@ Every message is authenticated with a shared secret: DIPS_SECRET if set, else a 
 random one for this run.
 
 examples:
-  stagec ps run plan.json
-  stagec ps run plan.json --mode sync --tokens 200000 --workdir runs/sync
-  stagec ps run deployment.json --json result.json"""
+  stagec ps run examples/ps/tiny4.yaml
+  stagec ps run examples/ps/tiny4.yaml --mode sync --tokens 200000 --workdir runs/sync
+  stagec ps run runs/sync/deployment.json --json result.json   (that run again, as its workdir recorded it)"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,6 +54,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=3600.0, help="give up after this many seconds")
     parser.add_argument("--json", metavar="PATH", help="write the run's summary as JSON")
     parser.add_argument("--quiet", action="store_true", help="no live progress table")
+
+
+# What a deployment description (runtime/ps/deployment.py's Deployment, written as
+# deployment.json into every run's working directory) sets that "run" would set.
+_DEPLOYMENT_RUN_KEYS = ("mode", "total_tokens", "inner_lr", "step_time_s", "model")
 
 
 def _read(path: Path) -> tuple[dict, dict]:
@@ -69,6 +74,8 @@ def _read(path: Path) -> tuple[dict, dict]:
     if not isinstance(data, dict):
         raise UsageError(f"{path}: expected a JSON object with a plan, got {type(data).__name__}")
     if "plan" in data:
+        if "run" not in data and "mode" in data:  # a run's deployment.json: rerun it with its own settings
+            return data["plan"], {key: data[key] for key in _DEPLOYMENT_RUN_KEYS if key in data}
         return data["plan"], data.get("run", {})
     return data, {}
 

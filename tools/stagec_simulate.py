@@ -49,10 +49,10 @@ examples:
   stagec simulate --model llama3-70b --tp 8 --pp 4 --dp 2 --sp --batch 128 --seq 4096
   stagec simulate --model llama3-8b --tp 8 --batch 8 --seq 4096 --timeline step.json
   stagec simulate --model gpt3-5b --fsdp 8 --batch 64 --micro-batch 8 --seq 2048 --json
-  stagec simulate traces/ --network net.yml --system sys.json
+  stagec simulate traces/ --network examples/astra-sim/hgx_h100_8npus.yml --system examples/astra-sim/hgx_h100_direct.json
   stagec simulate dips-traces/        (from `stagec ps plan CONFIG --trace dips-traces`)
   stagec simulate step.mlir --timeline step.json   (a module from `stagec compile -o step.mlir`)
-  stagec simulate --model llama3-8b --dp 8 --batch 64 --network net.yml --system sys.json
+  stagec simulate --model llama3-8b --dp 8 --batch 64 --network examples/astra-sim/hgx_h100_8npus.yml --system examples/astra-sim/hgx_h100_direct.json
 
 Bad input is one message and exit status 2; a timeline is written whole or not at all."""
 

@@ -42,7 +42,7 @@ weights. Units: parameters in B (1e9), FLOPs in SI units, memory in GiB (2^30 by
 examples:
   stagec stats --model llama3-8b --seq 4096
   stagec stats --model llama3-70b --batch 32 --micro-batch 4 --seq 4096 --recompute
-  stagec stats --model ./config.json --optimizer sgd --dtype f32 --json
+  stagec stats --model examples/tiny.json --optimizer sgd --dtype f32 --json
   stagec stats --model llama3-8b --timeline-png mem.png --timeline-json mem.json
 
 Parallel strategies: --dp, --fsdp, --tp (with --sp for Megatron sequence

@@ -58,7 +58,7 @@ examples:
   stagec trace --model llama3-70b --dp 2 --tp 8 --pp 4 --sp --batch 128 --micro-batch 1 --out t70b/
   stagec trace --model gpt3-5b --fsdp 8 --batch 128 --micro-batch 8 --seq 2048 --no-optimizer --out fsdp/
   stagec trace --model mixtral-8x7b --ep 8 --pp 4 --batch 128 --hardware h200 --iterations 2 --out moe/
-  stagec trace --model ./config.json --tp 2 --batch 2 --seq 512 --json --out small/   (also .json dumps)
+  stagec trace --model examples/tiny.json --tp 2 --batch 2 --seq 512 --json --out small/   (also .json dumps)
   stagec trace --model deepseek-v2-lite --phase decode --ep 8 --batch 256 --context 4096 --out decode/
   stagec trace --ir step.mlir --out compiled/     (a module from `stagec compile -o step.mlir`)
 

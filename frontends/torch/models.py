@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -187,6 +189,11 @@ def load_factory(target: str):
     module_name, _, attr = target.partition(":")
     if not module_name or not attr:
         raise FactoryError(f"FACTORY '{target}' is not MODULE:FACTORY (e.g. mypkg.models:make_model)")
+    # The module is found from the current directory too, as `python -m` finds it: the
+    # `stagec` console script's sys.path starts at its own bin/ directory, so
+    # `stagec import examples.tiny_lm:make_model` in a clone would miss examples/.
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as e:

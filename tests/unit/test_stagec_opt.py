@@ -255,7 +255,7 @@ def test_help_teaches_the_tool():
     help_text = result.stdout
     assert "stagec-opt parses an MLIR file" in help_text
     assert "--pass-pipeline" in help_text
-    assert "stagec-opt model.mlir --pass-pipeline='builtin.module(" in help_text
+    assert "stagec-opt examples/mlp.mlir --pass-pipeline='builtin.module(" in help_text
     for name in [*all_dialects(), *all_passes(), "mlir"]:
         assert f"\n  {name} " in help_text, name
     assert "(undocumented)" not in help_text

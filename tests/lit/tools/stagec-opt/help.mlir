@@ -6,7 +6,7 @@
 // CHECK:      stagec-opt parses an MLIR file
 // CHECK:      --pass-pipeline PIPELINE
 // CHECK:      examples:
-// CHECK-NEXT:   stagec-opt model.mlir --pass-pipeline='builtin.module(canonicalize,cse)' -o out.mlir
+// CHECK-NEXT:   stagec-opt examples/mlp.mlir --pass-pipeline='builtin.module(stg-annotate-costs,cse)' -o out.mlir
 // CHECK:      dialects:
 // CHECK-DAG:    builtin {{.+}}
 // CHECK-DAG:    func {{.+}}

@@ -9,13 +9,14 @@ sent from their own memory (zero-copy frames); nothing is pickled.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import zmq
 
 from stagec.runtime.ps.auth import AuthError, Authenticator
-from stagec.runtime.ps.wire import LayerSpec, WireError, check_tensors, decode, encode_header
+from stagec.runtime.ps.wire import LayerSpec, WireError, check_tensors, encode_header
 
 __all__ = ["DataClient", "DataError"]
 
@@ -24,10 +25,26 @@ class DataError(Exception):
     """A push or pull that did not complete (a slave refused it, or did not answer)."""
 
 
+class _Pipeline:
+    """One push's stages (§3.2's pipeline on the sender): layers are sealed (MAC) one
+    at a time, so the first is on the wire after one layer's MAC rather than after all
+    of them, and at most `window` layers are being written to the wire at once, so
+    they arrive one after another and each slave verifies one layer while the next
+    arrives. Acknowledgements are awaited outside the window: they never stall it."""
+
+    def __init__(self, window: int):
+        self.sealing = threading.Lock()
+        self.writing = threading.BoundedSemaphore(window)
+
+
 class DataClient:
-    def __init__(self, auth: Authenticator, address_of_layer, specs: Sequence[LayerSpec], timeout_s: float = 10.0):
+    def __init__(self, auth: Authenticator, address_of_layer, specs: Sequence[LayerSpec], timeout_s: float = 10.0,
+                 window: int = 2):
+        if window < 1:
+            raise ValueError(f"a push window of {window} layers: it must be at least 1")
         self.auth, self.address_of_layer, self.specs, self.timeout_ms = auth, address_of_layer, specs, int(
             timeout_s * 1000)
+        self.window = window
         self.ctx = zmq.Context.instance()
         self.pool = ThreadPoolExecutor(max_workers=max(1, len(specs)))
 
@@ -46,13 +63,28 @@ class DataClient:
         except AuthError as error:
             raise DataError(str(error)) from error
 
-    def push_layer(self, layer: int, tensors: Mapping[str, np.ndarray], header: Mapping) -> None:
+    def push_layer(self, layer: int, tensors: Mapping[str, np.ndarray], header: Mapping,
+                   pipeline: _Pipeline | None = None) -> None:
+        """Send one layer and wait for its slave's acknowledgement (DataError if refused)."""
+        pipeline = pipeline or _Pipeline(1)
         spec = self.specs[layer]
         payload = [memoryview(np.ascontiguousarray(tensors[n])).cast("B") for n in spec.names]
         sock = self._socket(layer)
         try:
-            sock.send_multipart(self.auth.frames({**header, "kind": "push", "layer": layer,
-                                                  "tensors": encode_header(spec)}, payload), copy=False)
+            with pipeline.sealing:
+                head = {**header, "kind": "push", "layer": layer, "tensors": encode_header(spec)}
+                frames = [zmq.Frame(f, copy=False, track=True) for f in self.auth.frames(head, payload)]
+            trackers = [f.tracker for f in frames if f.tracker is not None]
+            with pipeline.writing:
+                sock.send_multipart(frames, copy=False)
+                # libzmq lets go of a zero-copy frame once its bytes are in the kernel
+                # (and our Frame objects are gone: they hold a reference too)
+                del frames
+                for tracker in trackers:
+                    try:
+                        tracker.wait(self.timeout_ms / 1000)
+                    except zmq.NotDone:
+                        raise DataError(f"layer {layer}: not sent to its slave in {self.timeout_ms} ms") from None
             reply, _ = self._reply(sock, layer)
         finally:
             sock.close()
@@ -60,8 +92,9 @@ class DataClient:
             raise DataError(f"layer {layer}: refused by its slave: {reply.get('error')}")
 
     def push(self, layers: Sequence[int], tensors_of_layer: Sequence[Mapping[str, np.ndarray]], header: Mapping):
-        """Push `layers` concurrently (one thread per layer); raises DataError on any."""
-        futures = [self.pool.submit(self.push_layer, l, tensors_of_layer[l], header) for l in layers]
+        """Push `layers` (a thread per layer, through one `_Pipeline`); raises DataError on any."""
+        pipeline = _Pipeline(self.window)
+        futures = [self.pool.submit(self.push_layer, l, tensors_of_layer[l], header, pipeline) for l in layers]
         for f in futures:
             f.result()
 
@@ -79,12 +112,13 @@ class DataClient:
             raise DataError(f"layer {layer}: the reply does not answer our request")
         if not reply.get("ok"):
             raise DataError(f"layer {layer}: not ready at version {min_version} (slave at {reply.get('version')})")
+        arrays = [np.empty(s, dtype=d) for s, d in zip(spec.shapes, spec.dtypes)]
         try:
             check_tensors(reply, payload, spec)
-            self.auth.check_payload(reply, payload, f"slave of layer {layer}")
+            self.auth.check_payload(reply, payload, f"slave of layer {layer}", into=arrays)
         except (WireError, AuthError) as error:
             raise DataError(f"layer {layer}: {error}") from error
-        return int(reply["version"]), decode(payload, spec)
+        return int(reply["version"]), arrays
 
     def pull(self, layers: Sequence[int], min_version: int) -> tuple[int, list[list[np.ndarray]]]:
         """All `layers` at one common version >= min_version (re-pulled until they agree)."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import subprocess
 import sys
 import tempfile
@@ -90,6 +91,17 @@ def raw_push(port: int, tensors: list[np.ndarray], connections: int) -> float:
     return max(done) - start
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds so far of this process and of `pids` (all threads)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    total = usage.ru_utime + usage.ru_stime
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    return total
+
+
 def bench_plan(layers: int, slaves: int, nbytes: int) -> Plan:
     return Plan(clusters=(Cluster("bench", 1.0),), bandwidth=((1e9,),), ps_cluster=0, num_slaves=slaves,
                 layers=tuple(Layer(f"layers.{i}", nbytes) for i in range(layers)),
@@ -149,6 +161,7 @@ def main(argv=None) -> int:
     receivers = []
     wide = f"raw_{args.layers}"
     results = {"raw_1": [], wide: [], "dips": []}
+    cpu = {key: 0.0 for key in results}
     try:
         sup.spawn("master")
         for s in range(args.slaves):
@@ -178,13 +191,18 @@ def main(argv=None) -> int:
 
         runs = {"raw_1": lambda: raw_push(ports["raw_1"][0], arrays, 1),
                 wide: lambda: raw_push(ports[wide][0], arrays, args.layers), "dips": dips_push}
+        # whose CPU time each path costs: the sender (this process) and its receivers
+        receiving = {"raw_1": [receivers[0].pid], wide: [receivers[1].pid],
+                     "dips": [p.pid for (role, _), p in sup.procs.items() if role in ("master", "slave")]}
         for run in runs.values():  # warm-up: connections, page faults, pools
             run()
         # interleaved, so the load of the shared machine falls on every path alike
         for _ in range(args.repeats):
             for key, run in runs.items():
                 time.sleep(0.3)  # let the slaves drop the last push and the sockets drain
+                before = cpu_seconds(receiving[key])
                 results[key].append(run())
+                cpu[key] += (cpu_seconds(receiving[key]) - before) / args.repeats
     finally:
         for proc in receivers:
             proc.kill()
@@ -197,13 +215,15 @@ def main(argv=None) -> int:
     print(f"push of {nbytes / 2 ** 20:.0f} MiB in {args.layers} layers to {args.slaves} slaves over loopback, "
           f"{args.repeats} interleaved repeats ({platform.node()}, {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.1f})")
-    print(f"{'path':<34}{'best s':>9}{'median s':>10}{'GB/s':>8}{'vs raw':>8}")
+    print(f"{'path':<34}{'best s':>9}{'median s':>10}{'GB/s':>8}{'vs raw':>8}{'CPU s':>7}")
     names = {"raw_1": "raw ZeroMQ, 1 connection", wide: f"raw ZeroMQ, {args.layers} connections",
              "dips": "Di-PS push (auth, checks, pools)"}
     for key, label in names.items():
         times = sorted(results[key])
         print(f"{label:<34}{times[0]:>9.3f}{times[len(times) // 2]:>10.3f}{gbps[key]:>8.2f}"
-              f"{gbps[key] / gbps['raw_1']:>8.0%}")
+              f"{gbps[key] / gbps['raw_1']:>8.0%}{cpu[key]:>7.2f}")
+    print("(CPU s: mean user + system seconds per push of the sender and the receiving processes, "
+          "the master included for Di-PS)")
     raw_s = nbytes / gbps["raw_1"] / 1e9
     print("one core, one layer (GB/s): " + ", ".join(f"{k} {v:.2f}" for k, v in rates.items()))
     for key in ("hmac-sha256", ALGORITHM):
@@ -218,6 +238,7 @@ def main(argv=None) -> int:
         write_json(args.json, {"bytes": nbytes, "layers": args.layers, "slaves": args.slaves, "repeats": args.repeats,
                                "seconds": results, "gbytes_per_s": gbps, "ratio_vs_raw_1": ratio,
                                "ratio_vs_raw_1_per_repeat": paired, "ratio_vs_best_raw": gbps["dips"] / best_raw,
+                               "cpu_seconds_per_push": cpu, "window": args.window,
                                "mac_gbytes_per_s_one_core": rates, "cpus": os.cpu_count(),
                                "load_average": os.getloadavg()})
     return 0

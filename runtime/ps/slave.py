@@ -164,6 +164,7 @@ class Slave:
             msg = sock.recv_multipart(copy=False)
             ident, frames = msg[0].bytes, [f.buffer for f in msg[1:]]
             peer = f"layer {layer} peer {ident.hex()}"
+            header = {}
             try:
                 header, payload = self.auth.open_header(frames, peer)
                 if header.get("layer") != layer:
@@ -180,7 +181,9 @@ class Slave:
                 work.put((ident, header, payload, peer))
             except (AuthError, WireError, ValueError) as error:
                 log.warning("refused a data message on layer %d: %s", layer, error)
-                sock.send_multipart([ident, *self.auth.frames({"ok": False, "error": str(error)}, [])])
+                # a request we could authenticate is named, so its sender knows the answer is its own
+                refusal = {"ok": False, "error": str(error), **({"request": header["nonce"]} if header else {})}
+                sock.send_multipart([ident, *self.auth.frames(refusal, [])])
         replies.close()
         sock.close()
 
@@ -209,7 +212,8 @@ class Slave:
                 self.auth.check_payload(header, payload, peer, into=buffers)
             except AuthError as error:
                 pool.give(buffers)
-                replies.send_multipart([ident, *self.auth.frames({"ok": False, "error": str(error)}, [])])
+                replies.send_multipart([ident, *self.auth.frames({"ok": False, "error": str(error),
+                                                                  "request": header["nonce"]}, [])])
                 continue
             push = str(header["push"])
             with self.lock:
@@ -218,7 +222,8 @@ class Slave:
             if old is not None:
                 pool.give(old)
             self.client.call("layer_received", slave=self.index, push=push, layer=layer)
-            replies.send_multipart([ident, *self.auth.frames({"ok": True, "push": push, "layer": layer}, [])])
+            replies.send_multipart([ident, *self.auth.frames({"ok": True, "push": push, "layer": layer,
+                                                              "request": header["nonce"]}, [])])
         replies.close()
 
     # -- the control flow ------------------------------------------------------------------

@@ -178,3 +178,15 @@ def test_the_header_of_a_push_names_its_seal():
     head = json.loads(auth.frames({"kind": "push"}, [b"x"])[0])
     assert head["payload_alg"] == "poly1305"
     assert len(bytes.fromhex(head["payload_nonce"])) == 16 and len(bytes.fromhex(head["payload_mac"])) == 16
+
+
+def test_the_hmac_sha256_fallback_seals_and_verifies_and_is_not_taken_for_poly1305():
+    # what a process without OpenSSL >= 3.0 would run: the same seal, another algorithm
+    slow = Authenticator(SECRET, payload_alg="hmac-sha256")
+    header, payload = sealed_push(slow, [b"\x07" * 40])
+    slow.check_payload(header, payload, "peer")
+    assert header["payload_alg"] == "hmac-sha256" and len(bytes.fromhex(header["payload_mac"])) == 32
+    with pytest.raises(AuthError, match="got 'hmac-sha256'"):
+        Authenticator(SECRET).check_payload(header, payload, "peer")
+    with pytest.raises(ValueError, match="unknown payload MAC algorithm 'md5'"):
+        Authenticator(SECRET, payload_alg="md5")

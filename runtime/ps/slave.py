@@ -4,9 +4,11 @@ Each layer the plan gives this slave is served from its own port by its own rece
 thread (a ZeroMQ ROUTER socket), with a consumer thread behind it (§3.2's
 producer-consumer model): the receiver checks a message's header — its MAC, nonce,
 layer, tensor names, dtypes, shapes, byte sizes and version — and hands the frames on;
-the consumer checks the payload's MAC and copies it into a buffer from the layer's
-memory pool, then acknowledges. Pulls are answered from frames serialized once per
-committed version, so serving a pull costs no serialization.
+the consumer checks the payload's Poly1305 tag in the same pass that copies it into a
+buffer from the layer's memory pool (the buffer is the push's only if the tag matched),
+reports the layer to the master, and passes the acknowledgement back to the receiver
+over an inproc socket. Pulls are answered from frames sealed once per committed
+version, so serving a pull costs no serialization and no MAC.
 
 The control loop polls the master (that is its heartbeat) and follows its
 instructions for the round: Gram matrices of the pseudo-gradients (`norms`), the outer

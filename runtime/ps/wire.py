@@ -5,7 +5,9 @@ A layer is the set of parameters whose names start with a `Layer.prefix` of the 
 `model.layers.10`). `LayerSpec` is what a layer must look like: names, dtypes, shapes,
 in a fixed order. A data message's header lists the tensors it carries; `check_tensors`
 compares that list and every payload frame's size with the spec before a byte of the
-payload is read (issue 19, item 5).
+payload is read (issue 19, item 5). The header also carries the payload's seal
+(`payload_alg`, `payload_nonce`, `payload_mac`: `auth.Authenticator.seal_payload`),
+checked after these checks, in the pass that copies the payload into a pool buffer.
 """
 
 from __future__ import annotations

@@ -19,8 +19,7 @@ import numpy as np
 
 from stagec.runtime.ps.plan import Layer
 
-__all__ = ["LayerSpec", "WireError", "check_tensors", "decode", "encode_header", "group_by_layer",
-           "layer_of"]
+__all__ = ["LayerSpec", "WireError", "check_tensors", "encode_header", "group_by_layer", "layer_of"]
 
 
 class WireError(Exception):
@@ -89,11 +88,3 @@ def check_tensors(header: Mapping, payload: Sequence, spec: LayerSpec) -> None:
             raise WireError(f"tensor '{name}': shape {t.get('shape')}, expected {list(shape)}")
         if len(memoryview(frame).cast("B")) != nbytes:
             raise WireError(f"tensor '{name}': {len(memoryview(frame).cast('B'))} bytes, expected {nbytes}")
-
-
-def decode(payload: Sequence, spec: LayerSpec, into: list[np.ndarray] | None = None) -> list[np.ndarray]:
-    """Copy checked payload frames into arrays (`into`: a memory-pool buffer set)."""
-    out = into if into is not None else [np.empty(s, dtype=d) for s, d in zip(spec.shapes, spec.dtypes)]
-    for array, frame, dtype in zip(out, payload, spec.dtypes):
-        np.copyto(array.reshape(-1), np.frombuffer(frame, dtype=dtype))
-    return out

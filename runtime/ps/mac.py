@@ -41,8 +41,9 @@ CHUNK_BYTES = 1 << 20
 _LABEL = b"dips-payload-poly1305"
 
 
-def _libcrypto() -> ctypes.CDLL | None:
-    """The libcrypto that `_hashlib` loaded (one OpenSSL per process), else the system's."""
+def _libcrypto() -> tuple[ctypes.CDLL, int] | tuple[None, None]:
+    """The libcrypto that `_hashlib` loaded (one OpenSSL per process), else the
+    system's, with its Poly1305 EVP_MAC; (None, None) where there is none."""
     import _hashlib  # noqa: F401  (loads libcrypto into this process)
 
     paths = []
@@ -68,12 +69,11 @@ def _libcrypto() -> ctypes.CDLL | None:
         lib.EVP_MAC_final.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t),
                                       ctypes.c_size_t]
         lib.EVP_MAC_CTX_free.argtypes = [ctypes.c_void_p]
-        lib.poly1305 = mac
-        return lib
-    return None
+        return lib, mac
+    return None, None
 
 
-_LIB = _libcrypto()
+_LIB, _POLY1305 = _libcrypto()
 ALGORITHM = "poly1305" if _LIB is not None else "hmac-sha256"
 
 
@@ -100,7 +100,7 @@ class PayloadMac:
         if algorithm == "poly1305":
             if _LIB is None:
                 raise ValueError("Poly1305 needs OpenSSL >= 3.0's libcrypto, which this process cannot load")
-            self._ctx = _LIB.EVP_MAC_CTX_new(_LIB.poly1305)
+            self._ctx = _LIB.EVP_MAC_CTX_new(_POLY1305)
             if not self._ctx or _LIB.EVP_MAC_init(self._ctx, key, len(key), None) != 1:
                 raise RuntimeError("OpenSSL refused to start a Poly1305 MAC")
         elif algorithm == "hmac-sha256":
@@ -115,6 +115,8 @@ class PayloadMac:
             self._ctx = None
 
     def _update_raw(self, address: int, size: int) -> None:
+        if size == 0:
+            return
         if self.algorithm == "poly1305":
             if _LIB.EVP_MAC_update(self._ctx, address, size) != 1:
                 raise RuntimeError("OpenSSL failed a Poly1305 update")

@@ -190,3 +190,11 @@ def test_the_hmac_sha256_fallback_seals_and_verifies_and_is_not_taken_for_poly13
         Authenticator(SECRET).check_payload(header, payload, "peer")
     with pytest.raises(ValueError, match="unknown payload MAC algorithm 'md5'"):
         Authenticator(SECRET, payload_alg="md5")
+
+
+@pytest.mark.parametrize("algorithm", ["poly1305", "hmac-sha256"])
+def test_an_empty_frame_is_its_length_block_alone(algorithm):
+    expected = PayloadMac(RFC_KEY, algorithm)
+    expected.update(bytes(16))  # length 0, no bytes, no padding
+    empty = np.empty(0, dtype=np.float32)
+    assert PayloadMac(RFC_KEY, algorithm).frames([memoryview(empty).cast("B")], [empty]).digest() == expected.digest()

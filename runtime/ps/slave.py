@@ -4,9 +4,11 @@ Each layer the plan gives this slave is served from its own port by its own rece
 thread (a ZeroMQ ROUTER socket), with a consumer thread behind it (§3.2's
 producer-consumer model): the receiver checks a message's header — its MAC, nonce,
 layer, tensor names, dtypes, shapes, byte sizes and version — and hands the frames on;
-the consumer checks the payload's MAC and copies it into a buffer from the layer's
-memory pool, then acknowledges. Pulls are answered from frames serialized once per
-committed version, so serving a pull costs no serialization.
+the consumer checks the payload's Poly1305 tag in the same pass that copies it into a
+buffer from the layer's memory pool (the buffer is the push's only if the tag matched),
+reports the layer to the master, and passes the acknowledgement back to the receiver
+over an inproc socket. Pulls are answered from frames sealed once per committed
+version, so serving a pull costs no serialization and no MAC.
 
 The control loop polls the master (that is its heartbeat) and follows its
 instructions for the round: Gram matrices of the pseudo-gradients (`norms`), the outer
@@ -40,7 +42,7 @@ from stagec.runtime.ps.auth import AuthError, Authenticator
 from stagec.runtime.ps.control import ControlClient
 from stagec.runtime.ps.deployment import Deployment, secret_from_env
 from stagec.runtime.ps.penalty import outer_step, pseudo_gradient, slave_gram, weighted_pseudo_gradient
-from stagec.runtime.ps.wire import LayerSpec, WireError, check_tensors, decode, encode_header, group_by_layer
+from stagec.runtime.ps.wire import LayerSpec, WireError, check_tensors, encode_header, group_by_layer
 
 __all__ = ["MemoryPool", "Slave", "load_snapshot"]
 
@@ -135,7 +137,7 @@ class Slave:
         frames = {}
         for l in self.layers:
             payload = [memoryview(np.ascontiguousarray(self.params[n])).cast("B") for n in self._names(l)]
-            frames[l] = (self.version, self.auth.payload_mac(payload), payload)
+            frames[l] = (self.version, self.auth.seal_payload(payload), payload)
         self.pull_frames = frames
 
     # -- the data flow: a receiver and a consumer thread per layer --------------------------
@@ -144,23 +146,27 @@ class Slave:
         sock = ctx.socket(zmq.ROUTER)
         sock.setsockopt(zmq.LINGER, 0)
         sock.bind(self.dep.layer_address(layer))
+        # the consumer's acknowledgements come back on an inproc socket, so the
+        # receiver sends them as soon as they exist (a ZeroMQ socket has one owner thread)
+        replies = ctx.socket(zmq.PULL)
+        replies.bind(f"inproc://slave-{self.index}-layer-{layer}-replies")
         work: queue.Queue = queue.Queue()
-        replies: queue.Queue = queue.Queue()
-        consumer = threading.Thread(target=self._consume, args=(layer, work, replies), daemon=True)
+        consumer = threading.Thread(target=self._consume, args=(layer, work, ctx), daemon=True)
         consumer.start()
+        poller = zmq.Poller()
+        poller.register(sock, zmq.POLLIN)
+        poller.register(replies, zmq.POLLIN)
         spec = self.specs[layer]
         while not self.stop.is_set():
-            while True:
-                try:
-                    ident, frames = replies.get_nowait()
-                except queue.Empty:
-                    break
-                sock.send_multipart([ident, *frames], copy=False)
-            if not sock.poll(5):
+            ready = dict(poller.poll(100))
+            if replies in ready:
+                sock.send_multipart(replies.recv_multipart(copy=False), copy=False)
+            if sock not in ready:
                 continue
             msg = sock.recv_multipart(copy=False)
             ident, frames = msg[0].bytes, [f.buffer for f in msg[1:]]
             peer = f"layer {layer} peer {ident.hex()}"
+            header = {}
             try:
                 header, payload = self.auth.open_header(frames, peer)
                 if header.get("layer") != layer:
@@ -177,38 +183,50 @@ class Slave:
                 work.put((ident, header, payload, peer))
             except (AuthError, WireError, ValueError) as error:
                 log.warning("refused a data message on layer %d: %s", layer, error)
-                sock.send_multipart([ident, *self.auth.frames({"ok": False, "error": str(error)}, [])])
+                # a request we could authenticate is named, so its sender knows the answer is its own
+                refusal = {"ok": False, "error": str(error), **({"request": header["nonce"]} if header else {})}
+                sock.send_multipart([ident, *self.auth.frames(refusal, [])])
+        replies.close()
         sock.close()
 
     def _pull_reply(self, layer: int, header: dict) -> list:
-        version, mac, payload = self.pull_frames[layer]
+        version, seal, payload = self.pull_frames[layer]
         if version < int(header.get("min_version", 0)):
             return self.auth.frames({"ok": False, "not_ready": True, "version": version,
                                      "request": header["nonce"]}, [])
         reply = {"ok": True, "layer": layer, "version": version, "request": header["nonce"],
                  "tensors": encode_header(self.specs[layer])}
-        return self.auth.frames(reply, payload, payload_mac=mac)
+        return self.auth.frames(reply, payload, sealed=seal)
 
-    def _consume(self, layer: int, work: queue.Queue, replies: queue.Queue) -> None:
+    def _consume(self, layer: int, work: queue.Queue, ctx: zmq.Context) -> None:
+        replies = ctx.socket(zmq.PUSH)
+        replies.connect(f"inproc://slave-{self.index}-layer-{layer}-replies")
+        pool = self.pools[layer]
         while not self.stop.is_set():
             try:
                 ident, header, payload, peer = work.get(timeout=0.1)
             except queue.Empty:
                 continue
+            # the MAC is checked in the same pass that copies the payload into a pool
+            # buffer; the buffer becomes the push's only once the MAC matched
+            buffers = pool.take()
             try:
-                self.auth.check_payload(header, payload, peer)
+                self.auth.check_payload(header, payload, peer, into=buffers)
             except AuthError as error:
-                replies.put((ident, self.auth.frames({"ok": False, "error": str(error)}, [])))
+                pool.give(buffers)
+                replies.send_multipart([ident, *self.auth.frames({"ok": False, "error": str(error),
+                                                                  "request": header["nonce"]}, [])])
                 continue
-            buffers = decode(payload, self.specs[layer], into=self.pools[layer].take())
             push = str(header["push"])
             with self.lock:
                 old = self.pushes[push].get(layer)
                 self.pushes[push][layer] = buffers
             if old is not None:
-                self.pools[layer].give(old)
+                pool.give(old)
             self.client.call("layer_received", slave=self.index, push=push, layer=layer)
-            replies.put((ident, self.auth.frames({"ok": True, "push": push, "layer": layer}, [])))
+            replies.send_multipart([ident, *self.auth.frames({"ok": True, "push": push, "layer": layer,
+                                                              "request": header["nonce"]}, [])])
+        replies.close()
 
     # -- the control flow ------------------------------------------------------------------
 

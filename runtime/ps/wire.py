@@ -5,7 +5,9 @@ A layer is the set of parameters whose names start with a `Layer.prefix` of the 
 `model.layers.10`). `LayerSpec` is what a layer must look like: names, dtypes, shapes,
 in a fixed order. A data message's header lists the tensors it carries; `check_tensors`
 compares that list and every payload frame's size with the spec before a byte of the
-payload is read (issue 19, item 5).
+payload is read (issue 19, item 5). The header also carries the payload's seal
+(`payload_alg`, `payload_nonce`, `payload_mac`: `auth.Authenticator.seal_payload`),
+checked after these checks, in the pass that copies the payload into a pool buffer.
 """
 
 from __future__ import annotations
@@ -17,8 +19,7 @@ import numpy as np
 
 from stagec.runtime.ps.plan import Layer
 
-__all__ = ["LayerSpec", "WireError", "check_tensors", "decode", "encode_header", "group_by_layer",
-           "layer_of"]
+__all__ = ["LayerSpec", "WireError", "check_tensors", "encode_header", "group_by_layer", "layer_of"]
 
 
 class WireError(Exception):
@@ -87,11 +88,3 @@ def check_tensors(header: Mapping, payload: Sequence, spec: LayerSpec) -> None:
             raise WireError(f"tensor '{name}': shape {t.get('shape')}, expected {list(shape)}")
         if len(memoryview(frame).cast("B")) != nbytes:
             raise WireError(f"tensor '{name}': {len(memoryview(frame).cast('B'))} bytes, expected {nbytes}")
-
-
-def decode(payload: Sequence, spec: LayerSpec, into: list[np.ndarray] | None = None) -> list[np.ndarray]:
-    """Copy checked payload frames into arrays (`into`: a memory-pool buffer set)."""
-    out = into if into is not None else [np.empty(s, dtype=d) for s, d in zip(spec.shapes, spec.dtypes)]
-    for array, frame, dtype in zip(out, payload, spec.dtypes):
-        np.copyto(array.reshape(-1), np.frombuffer(frame, dtype=dtype))
-    return out

@@ -131,6 +131,18 @@ def test_live_roles_refuse_intruders_and_malformed_pushes(tmp_path, supervisors)
     assert sock.poll(5000)
     reply, _ = auth.open_header(sock.recv_multipart(), "slave")
     assert not reply["ok"] and "shape" in reply["error"]
+    # the secret and a correct header, but a payload changed after it was sealed: the
+    # slave's consumer checks the Poly1305 tag while copying into a pool buffer, and
+    # refuses it (answering our request) without keeping the buffer
+    frames = auth.frames({**header, "kind": "push", "layer": 0, "tensors": encode_header(specs[0])},
+                         [groups[0][n].tobytes() for n in specs[0].names])
+    frames[2] = bytes([frames[2][0] ^ 1]) + frames[2][1:]
+    sock.send_multipart(frames)
+    assert sock.poll(5000)
+    reply, _ = auth.open_header(sock.recv_multipart(), "slave")
+    assert not reply["ok"] and "does not match its MAC" in reply["error"]
+    assert reply["request"] == json.loads(frames[0])["nonce"]
+    wait_until(lambda: "refused a data message with a forged payload" in slave_log())
     sock.close()
 
     # nothing was applied: the master has no layer of the push, the version is 0 and no

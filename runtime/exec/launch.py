@@ -128,7 +128,7 @@ class _Job:
         """{pid: rank} of the ranks that have started."""
         found = {}
         for rank in range(self.ranks):
-            pid, _ = read_status(self.rundir, rank)
+            pid = read_status(self.rundir, rank).pid
             if pid is not None:
                 found[pid] = rank
         return found
@@ -228,13 +228,15 @@ _WAITING = re.compile(r"'stg\.(wait|group|all_gather|all_reduce|all_reduce_stage
 
 
 def _first(dead: list[int], pids: dict[int, int], rundir: str) -> int:
-    """Of the ranks found dead at once, the one that failed: a rank that died outside a
-    communication wait before one that died in it (likely of the other's death);
-    else the lowest rank."""
-    def waiting(pid: int) -> bool:
-        return bool(_WAITING.search(read_status(rundir, pids[pid])[1]))
+    """Of the ranks found dead at once, the one that failed: one that recorded an
+    exception; then a rank that died outside a communication wait before one that died
+    in it (likely of the other's death); then the one whose status stopped first (a
+    rank still computing writes at every op until it is stopped); else the lowest."""
+    def order(pid: int) -> tuple:
+        status = read_status(rundir, pids[pid])
+        return status.error is None, bool(_WAITING.search(status.activity)), status.stamp, pids[pid]
 
-    return min(dead, key=lambda pid: (waiting(pid), pids[pid]))
+    return min(dead, key=order)
 
 
 def _how(log: str, pid: int) -> str:
@@ -255,20 +257,24 @@ def _diagnose(state: _Job, code: int) -> str:
         rank, size, what = match.groups()
         return f"rank {rank} of {size} failed during {what}{where}"
     pids = state.pids()
+    for pid, rank in sorted(pids.items(), key=lambda item: read_status(state.rundir, item[1]).stamp):
+        status = read_status(state.rundir, rank)
+        if status.error is not None:  # its line to stderr was lost with the abort
+            return f"rank {rank} of {state.ranks} failed during {status.activity}: {status.error}{where}"
     if state.first_dead is not None:
         pid = state.first_dead
-        _, activity = read_status(state.rundir, pids[pid])
+        activity = read_status(state.rundir, pids[pid]).activity
         return f"rank {pids[pid]} of {state.ranks} (pid {pid}) died during {activity or 'its start'}{_how(log, pid)}{where}"
     dead = [pid for pid in pids if not _alive(pid)]
     for match in _BAD.finditer(log):
         pid = int(match.group(1))
         if pid in pids:
-            _, activity = read_status(state.rundir, pids[pid])
+            activity = read_status(state.rundir, pids[pid]).activity
             return (f"rank {pids[pid]} of {state.ranks} (pid {pid}) died (exit code {match.group(2)}) "
                     f"during {activity or 'its start'}{where}")
     for pid in dead:
         # mpiexec reported no pid (or was stopped by the watchdog): the first rank whose process is gone
-        _, activity = read_status(state.rundir, pids[pid])
+        activity = read_status(state.rundir, pids[pid]).activity
         if not activity.endswith("done"):
             return f"rank {pids[pid]} of {state.ranks} (pid {pid}) died during {activity or 'its start'}{where}"
     if not pids:

@@ -1,6 +1,12 @@
 """What a rank of `stagec run` tells the launcher: its step reports on stdout, and its
-pid and current activity in a status file the launcher reads when the rank dies
-without a word (killed outright)."""
+pid, current activity and when it last wrote in a status file the launcher reads when
+the rank dies without a word (killed outright). A rank that fails with an exception
+records it there too before it aborts, so the failure is named even when mpiexec's
+relay of its stderr is cut short by the abort.
+
+The status file: 'pid\nstamp\nactivity', stamp the system's monotonic clock (one
+clock for every process of the machine: the launcher orders the deaths of ranks
+found dead together by it); a failed rank's activity is 'FAILED <error>\n<activity>'."""
 
 from __future__ import annotations
 
@@ -8,9 +14,12 @@ import json
 import mmap
 import os
 import sys
+import time
+from typing import NamedTuple
 
-STATUS_BYTES = 512
+STATUS_BYTES = 1024
 PREFIX = "STAGEC "
+FAILED = "FAILED "
 
 
 class Status:
@@ -25,19 +34,39 @@ class Status:
         self._head = f"{os.getpid()}\n".encode()
 
     def write(self, activity: str) -> None:
-        data = (self._head + activity.encode(errors="replace"))[: STATUS_BYTES - 1]
+        self.activity = activity
+        data = (self._head + f"{time.monotonic():.6f}\n{activity}".encode(errors="replace"))[: STATUS_BYTES - 1]
         self._map[: len(data) + 1] = data + b"\0"
 
+    def fail(self, error: str) -> None:
+        """Record the exception the rank is about to abort with (module doc)."""
+        self.write(f"{FAILED}{error}\n{getattr(self, 'activity', '')}")
 
-def read_status(rundir: str, rank: int) -> tuple[int | None, str]:
-    """(pid, activity) a rank last wrote; (None, '') if it never started."""
+
+class RankStatus(NamedTuple):
+    pid: int | None
+    stamp: float  # when the rank last wrote (time.monotonic); inf if never
+    activity: str
+    error: str | None  # the exception of a rank that failed
+
+
+def read_status(rundir: str, rank: int) -> RankStatus:
+    """What a rank last wrote; (None, inf, '', None) if it never started."""
     try:
         with open(os.path.join(rundir, f"rank{rank}.status"), "rb") as f:
             text = f.read().split(b"\0", 1)[0].decode(errors="replace")
     except OSError:
-        return None, ""
-    pid, _, activity = text.partition("\n")
-    return (int(pid) if pid.isdigit() else None), activity
+        return RankStatus(None, float("inf"), "", None)
+    pid, _, rest = text.partition("\n")
+    stamp, _, activity = rest.partition("\n")
+    error = None
+    if activity.startswith(FAILED):
+        error, _, activity = activity[len(FAILED):].partition("\n")
+    try:
+        when = float(stamp)
+    except ValueError:
+        when = float("inf")
+    return RankStatus(int(pid) if pid.isdigit() else None, when, activity, error)
 
 
 def report(**fields) -> None:

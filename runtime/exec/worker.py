@@ -116,7 +116,12 @@ def main(argv: list[str] | None = None) -> None:
     if job.get("fault"):
         _plant_fault(job["fault"], world, status)
     with csrc.abort_on_failure(world):
-        run(job, world, status)
+        try:
+            run(job, world, status)
+        except BaseException as error:
+            if not (isinstance(error, SystemExit) and error.code in (None, 0)):
+                status.fail(f"{type(error).__name__}: {error}")
+            raise
 
 
 def _plant_fault(fault: dict, world, status: Status) -> None:

@@ -78,3 +78,25 @@ def test_a_failed_rank_stops_every_rank_with_one_message(tmp_path, kind):
         assert re.match(r"stagec run: rank 1 of 4 failed during step 2: '(stg|func)\.\w+'.*"
                         r"RuntimeError: planted failure after \S+ of step 2", message), message
     assert _left_behind(rundir) == []
+
+
+def test_of_ranks_found_dead_together_the_one_whose_status_stopped_first_failed(tmp_path):
+    """The launcher polls every 20 ms: a killed rank and a peer MPICH stopped right after
+    it are often found dead together, both outside a communication wait. The rank whose
+    status stopped changing first is the one that failed (a computing rank writes at
+    every op until it is stopped)."""
+    from stagec.runtime.exec.launch import _first
+    from stagec.runtime.exec.status import Status, read_status
+
+    rundir = str(tmp_path)
+    zero, one = Status(rundir, 0), Status(rundir, 1)
+    one.write("step 2: 'stg.reshape' in @train_step")  # killed right after this
+    zero.write("step 2: 'stg.embedding' (%x) in @train_step")  # went on, then was stopped
+    assert read_status(rundir, 1).stamp < read_status(rundir, 0).stamp
+    fake_pids = {100: 0, 101: 1}  # both statuses are this process's: name the ranks apart
+    assert _first([100, 101], fake_pids, rundir) == 101
+    # a rank that recorded its exception failed, whenever the others stopped
+    zero.fail("RuntimeError: planted")
+    status = read_status(rundir, 0)
+    assert (status.error, status.activity) == ("RuntimeError: planted", "step 2: 'stg.embedding' (%x) in @train_step")
+    assert _first([100, 101], fake_pids, rundir) == 100

@@ -71,7 +71,7 @@ from stagec.dialects.stg.state import AssignOp
 from stagec.dialects.stg.structure import LoopOp, PhaseOp, YieldOp
 from stagec.passes.deepcompile.block_profile import BlockProfile, profiled_view
 from stagec.passes.deepcompile.decisions import record
-from stagec.passes.deepcompile.gathers import coalesce, shard_reads, stream_of
+from stagec.passes.deepcompile.gathers import coalesce, place, shard_reads, stream_of
 from stagec.passes.diagnostics import PassError
 from stagec.runtime.cost.profile import Profile, ProfileError, load_profile
 
@@ -262,7 +262,6 @@ class _Walker:
                 continue
             self.result.moved += sum(1 for g in item if original[id(g)] > seen_last + 1 and
                                      any(id(o) not in units for o in ops[seen_last + 1:original[id(g)]]))
-        terminator = block.last_op if isinstance(block.last_op, (YieldOp, func.ReturnOp)) else None
         flat: list[Operation] = []
         for item in order:
             if isinstance(item, Operation):
@@ -274,13 +273,7 @@ class _Walker:
                 for g in fused:
                     flat.extend(units[id(g)][:-1])
                 flat.append(fused[0] if len(fused) == 1 else self._group(fused))
-        for op in flat:
-            if op.parent is not None:
-                op.detach()
-            if terminator is not None:
-                block.insert_op_before(op, terminator)
-            else:
-                block.add_op(op)
+        place(block, flat)
 
     def _fuse(self, gathers: list[AllGatherOp]) -> list[list[AllGatherOp]]:
         """Fuse(U): merge the next gather into the current one while

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import StringAttr
-from xdsl.ir import Block, Operation, Region
+from xdsl.ir import Block, Operation, Region, SSAValue
 
 from stagec.dialects.stg.attributes import element_bytes
 from stagec.dialects.stg.comm import AllGatherOp, CollectiveOp
@@ -31,7 +31,7 @@ from stagec.dialects.stg.state import ParamOp
 from stagec.dialects.stg.structure import YieldOp
 from stagec.passes.schedule.grouping import VIEWS
 
-__all__ = ["GatherUnit", "block_units", "coalesce", "place", "shard_reads", "stream_of"]
+__all__ = ["GatherUnit", "block_units", "coalesce", "param_chain", "place", "shard_reads", "stream_of"]
 
 
 @dataclass
@@ -89,10 +89,19 @@ def block_units(block: Block) -> tuple[list[Operation], list[GatherUnit]]:
 def shard_reads(gather: AllGatherOp, block: Block) -> list[Operation] | None:
     """The `stg.param` read and the views that make `gather`'s input, in order, when
     they stand in `block` and feed only it (so they can move with it); else None."""
-    chain, value = [], gather.input
+    return param_chain(gather.input, block)
+
+
+def param_chain(value: SSAValue, block: Block | None = None) -> list[Operation] | None:
+    """The `stg.param` read and the single-operand views that make `value`, in order;
+    None if something else makes it. With `block`, each must stand there and feed only
+    the next."""
+    chain = []
     while True:
         owner = value.owner
-        if not isinstance(owner, Operation) or owner.parent_block() is not block or len(list(value.uses)) != 1:
+        if not isinstance(owner, Operation):
+            return None
+        if block is not None and (owner.parent_block() is not block or len(list(value.uses)) != 1):
             return None
         chain.append(owner)
         if isinstance(owner, ParamOp):

@@ -25,7 +25,7 @@ from stagec.dialects.stg.memory import WaitOp
 from stagec.dialects.stg.schedule import GroupOp
 from stagec.dialects.stg.state import ParamOp
 from stagec.dialects.stg.structure import PhaseOp, RepeatOp, YieldOp, unstacked
-from stagec.passes.schedule.grouping import VIEWS
+from stagec.passes.deepcompile.gathers import param_chain
 
 
 @dataclass(eq=False)
@@ -60,20 +60,6 @@ class GatherSite:
         return out
 
 
-def _shard_reads(value: SSAValue) -> list[Operation] | None:
-    chain = []
-    while True:
-        owner = value.owner
-        if not isinstance(owner, Operation):
-            return None
-        chain.append(owner)
-        if isinstance(owner, ParamOp):
-            return chain[::-1]
-        if not isinstance(owner, VIEWS) or len(owner.operands) != 1:
-            return None
-        value = owner.operands[0]
-
-
 def _only_wait(token: SSAValue) -> WaitOp | None:
     uses = list(token.uses)
     return uses[0].operation if len(uses) == 1 and isinstance(uses[0].operation, WaitOp) else None
@@ -84,7 +70,7 @@ def gather_sites(function) -> list[GatherSite]:
     sites = []
     for op in function.walk():
         if isinstance(op, AllGatherOp) and op.is_async is not None:
-            reads, wait = _shard_reads(op.input), _only_wait(op.results[0])
+            reads, wait = param_chain(op.input), _only_wait(op.results[0])
             if reads is not None and wait is not None:
                 sites.append(GatherSite(op, None, reads, wait))
         elif isinstance(op, GroupOp) and op.is_async is not None and op.collective_kind() is AllGatherOp:
@@ -93,7 +79,7 @@ def gather_sites(function) -> list[GatherSite]:
                 if member.results[0] not in yielded.operands:
                     continue
                 token = op.outputs[list(yielded.operands).index(member.results[0])]
-                reads, wait = _shard_reads(member.operands[0]), _only_wait(token)
+                reads, wait = param_chain(member.operands[0]), _only_wait(token)
                 if reads is not None and wait is not None:
                     sites.append(GatherSite(member, op, reads, wait))
     return sites

@@ -157,15 +157,17 @@ def _group_reductions(block: Block, result: Fsdp2Result) -> None:
                 runs.append([])
                 key = this
             runs[-1].append(op)
-        elif is_compute(op) or (isinstance(op, WaitOp) and any(
-                op.operands[0].owner is r for run in runs[-1:] for r in run)):
+        elif is_compute(op) or (isinstance(op, WaitOp) and runs and op.operands[0].owner in runs[-1]):
             key = None  # compute, or a wait of the run's own reductions, ends the run
     for run in runs:
         if len(run) < 2:
             continue
         anchor = run[-1].next_op
         group = coalesce(run)
-        block.insert_op_before(group, anchor) if anchor is not None else block.add_op(group)
+        if anchor is None:
+            block.add_op(group)
+        else:
+            block.insert_op_before(group, anchor)
         result.reductions += 1
         result.reductions_grouped += len(run)
 

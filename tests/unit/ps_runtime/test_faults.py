@@ -58,12 +58,15 @@ def test_a_killed_cluster_rejoins_with_the_latest_parameters_and_a_silent_one_is
 
 
 def test_a_slave_killed_mid_push_restarts_from_its_snapshot(tmp_path, supervisors):
-    sup = supervisors(tiny_deployment(tmp_path, rounds=4))
+    # rounds enough that the run cannot finish between seeing version 1 (the status file
+    # is written at most every 0.1 s) and the stop: CI once saw 4 rounds (0.3 s each here) end in that gap
+    sup = supervisors(tiny_deployment(tmp_path, rounds=20))
     wait_for(sup, lambda s: s["version"] >= 1)
     # stop slave 1, wait until a push is granted to it (data in flight, unacknowledged),
     # then kill it
     sup.signal("slave", 1, signal.SIGSTOP)
-    wait_for(sup, lambda s: "1" in s["receiving"], timeout=5.0)
+    stopped = wait_for(sup, lambda s: "1" in s["receiving"] or s["finished"], timeout=10.0)
+    assert not stopped["finished"], f"the run ended before slave 1 was stopped: {stopped}"
     sup.signal("slave", 1, signal.SIGKILL)
     assert sup.wait(TIMEOUT)
     check_run(sup)

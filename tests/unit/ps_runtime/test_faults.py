@@ -13,6 +13,10 @@ from .checks import check_run
 from .util import tiny_deployment
 
 TIMEOUT = 120
+# a fault is injected after version 1 is seen; with enough rounds left the run cannot
+# finish before the signal lands (the status file is written at most every 0.1 s and a
+# round takes 0.3 s here: CI once saw all of 4 rounds end in that gap)
+ROUNDS = 20
 
 
 def wait_for(sup, predicate, timeout=60.0):
@@ -31,7 +35,7 @@ def log_text(sup, role):
 
 
 def test_a_killed_cluster_rejoins_with_the_latest_parameters_and_a_silent_one_is_dropped(tmp_path, supervisors):
-    sup = supervisors(tiny_deployment(tmp_path, rounds=4))
+    sup = supervisors(tiny_deployment(tmp_path, rounds=ROUNDS))
     wait_for(sup, lambda s: s["version"] >= 1 and s["clusters"] == [0, 1])
     # hold cluster 0 (it misses its beats and is dropped) while cluster 1 is killed,
     # restarted by the supervisor and rejoins; nothing is committed in between, so the
@@ -58,9 +62,7 @@ def test_a_killed_cluster_rejoins_with_the_latest_parameters_and_a_silent_one_is
 
 
 def test_a_slave_killed_mid_push_restarts_from_its_snapshot(tmp_path, supervisors):
-    # rounds enough that the run cannot finish between seeing version 1 (the status file
-    # is written at most every 0.1 s) and the stop: CI once saw 4 rounds (0.3 s each here) end in that gap
-    sup = supervisors(tiny_deployment(tmp_path, rounds=20))
+    sup = supervisors(tiny_deployment(tmp_path, rounds=ROUNDS))
     wait_for(sup, lambda s: s["version"] >= 1)
     # stop slave 1, wait until a push is granted to it (data in flight, unacknowledged),
     # then kill it
@@ -75,7 +77,7 @@ def test_a_slave_killed_mid_push_restarts_from_its_snapshot(tmp_path, supervisor
 
 
 def test_a_stopped_master_is_waited_for_without_dropping_anyone(tmp_path, supervisors):
-    sup = supervisors(tiny_deployment(tmp_path, rounds=4))
+    sup = supervisors(tiny_deployment(tmp_path, rounds=ROUNDS))
     wait_for(sup, lambda s: s["version"] >= 1)
     sup.signal("master", 0, signal.SIGSTOP)
     time.sleep(1.5)  # 7 heartbeat intervals
@@ -87,7 +89,7 @@ def test_a_stopped_master_is_waited_for_without_dropping_anyone(tmp_path, superv
 
 
 def test_a_killed_master_restarts_and_the_run_goes_on(tmp_path, supervisors):
-    sup = supervisors(tiny_deployment(tmp_path, rounds=4))
+    sup = supervisors(tiny_deployment(tmp_path, rounds=ROUNDS))
     wait_for(sup, lambda s: s["version"] >= 1)
     sup.signal("master", 0, signal.SIGKILL)
     assert sup.wait(TIMEOUT)

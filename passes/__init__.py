@@ -71,6 +71,12 @@ def _stg_defer_gradient_waits() -> type[ModulePass]:
     return StgDeferGradientWaits
 
 
+def _stg_reduce_buckets() -> type[ModulePass]:
+    from stagec.passes.stg_reduce_buckets import StgReduceBuckets
+
+    return StgReduceBuckets
+
+
 def _stg_insert_releases() -> type[ModulePass]:
     from stagec.passes.stg_insert_releases import StgInsertReleases
 
@@ -174,6 +180,7 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "stg-bucket-gradients": _stg_bucket_gradients,
         "stg-schedule": _stg_schedule,
         "stg-defer-gradient-waits": _stg_defer_gradient_waits,
+        "stg-reduce-buckets": _stg_reduce_buckets,
         "stg-insert-releases": _stg_insert_releases,
         "stg-fully-shard": _stg_fully_shard,
         "stg-prefetch": _stg_prefetch,

@@ -52,17 +52,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from stagec.dialects.stg.comm import CollectiveOp
-from stagec.dialects.stg.memory import WaitOp
-from stagec.dialects.stg.names import GRAD
-from stagec.dialects.stg.schedule import GroupOp
-from stagec.dialects.stg.state import AssignOp, StateOp
 from stagec.passes.diagnostics import PassError
-from stagec.passes.schedule.grouping import (
-    ancestor_in,
-    blocks_outside_groups,
-    is_compute,
+from stagec.passes.schedule.gradient_reductions import (
+    GradientReduction,
+    gradient_reductions,
+    is_terminator,
+    stop_before,
 )
+from stagec.passes.schedule.grouping import blocks_outside_groups, is_compute
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
@@ -93,31 +90,24 @@ def defer_gradient_waits(module: ModuleOp, in_flight: int = 1) -> int:
     return sum(_defer_in(block, in_flight) for block in blocks_outside_groups(module))
 
 
-@dataclass
-class _Reduction:
-    issue: Operation
-    chain: list[Operation]  # its waits and every op computing on their results, in block order
-    states: set[tuple]  # the states the chain reads or writes
-
-
 def _defer_in(block: Block, in_flight: int) -> int:
-    ops = list(block.ops)
-    position = {op: i for i, op in enumerate(ops)}
-    reductions = [r for op in ops if (r := _reduction(op, block, position)) is not None]
+    reductions = gradient_reductions(block)
     if not reductions:
         return 0
+    ops = list(block.ops)
+    position = {op: i for i, op in enumerate(ops)}
     chained = {op for r in reductions for op in r.chain}
     bursts = _bursts(ops, {r.issue: r for r in reductions}, chained)
-    terminator = block.last_op if _is_terminator(block.last_op) else None
+    terminator = block.last_op if is_terminator(block.last_op) else None
     moved = 0
     for j, burst in enumerate(bursts):
         deadline = bursts[j + in_flight][0].issue if j + in_flight < len(bursts) else terminator
         for reduction in burst:
-            moved += _move(reduction, _stop_before(reduction, deadline), position, block)
+            moved += _move(reduction, stop_before(reduction, deadline), position, block)
     return moved
 
 
-def _move(reduction: _Reduction, target: Operation | None, position: dict, block: Block) -> int:
+def _move(reduction: GradientReduction, target: Operation | None, position: dict, block: Block) -> int:
     """Put the chain's ops that stand before `target` right before it (at the block's
     end for None); 1 if the compute between them and `target` changed sides."""
     limit = position[target] if target is not None else len(position)
@@ -138,43 +128,8 @@ def _move(reduction: _Reduction, target: Operation | None, position: dict, block
     return 1
 
 
-def _reduction(op: Operation, block: Block, position: dict) -> _Reduction | None:
-    """`op` as a gradient reduction: an async collective (or collective group, not a
-    `ready` bucket) whose waits stand in `block` and whose result reaches a "grad"
-    assign there."""
-    if isinstance(op, GroupOp):
-        if op.collective_kind() is None or op.is_async is None or op.ready is not None:
-            return None
-    elif not isinstance(op, CollectiveOp) or op.is_async is None:
-        return None
-    waits = [u.operation for r in op.results for u in r.uses]
-    if not waits or any(not isinstance(w, WaitOp) or w.parent_block() is not block for w in waits):
-        return None
-    chain, work = set(waits), list(waits)
-    while work:
-        for result in work.pop().results:
-            for use in result.uses:
-                user = ancestor_in(use.operation, block)
-                if user not in chain:
-                    chain.add(user)
-                    work.append(user)
-    # a state read only the chain uses (the accumulated gradient) makes no work: it moves along
-    for c in list(chain):
-        for operand in c.operands:
-            read = operand.owner
-            if isinstance(read, StateOp) and read.parent_block() is block and \
-                    all(ancestor_in(u.operation, block) in chain for u in read.result.uses):
-                chain.add(read)
-    if any(_is_terminator(c) or c.properties.get("stream") is not None for c in chain):
-        return None  # the block yields it, or it feeds a communication: it stays where it is
-    states = {key for c in chain for key in _states_of(c)}
-    if not any(key[0] == GRAD and isinstance(c, AssignOp) for c in chain for key in _states_of(c)):
-        return None
-    return _Reduction(op, sorted(chain, key=position.__getitem__), states)
-
-
-def _bursts(ops: list[Operation], reductions: dict, chained: set) -> list[list[_Reduction]]:
-    bursts: list[list[_Reduction]] = []
+def _bursts(ops: list[Operation], reductions: dict, chained: set) -> list[list[GradientReduction]]:
+    bursts: list[list[GradientReduction]] = []
     open_burst = False
     for op in ops:
         if op in reductions:
@@ -185,36 +140,3 @@ def _bursts(ops: list[Operation], reductions: dict, chained: set) -> list[list[_
         elif open_burst and op not in chained and is_compute(op):
             open_burst = False
     return bursts
-
-
-def _stop_before(reduction: _Reduction, deadline: Operation | None) -> Operation | None:
-    """The op the chain moves before: the deadline, or the first op on the way that
-    touches one of the chain's states (None: the block's end)."""
-    first = reduction.chain[0]
-    op = first.next_op
-    while op is not None and op is not deadline:
-        if op not in reduction.chain and reduction.states & _nested_states(op):
-            return op
-        op = op.next_op
-    return deadline
-
-
-def _nested_states(op: Operation) -> set[tuple]:
-    return {key for inner in op.walk() for key in _states_of(inner)}
-
-
-def _states_of(op: Operation) -> list[tuple]:
-    if isinstance(op, StateOp):
-        return [(op.tensor_name.data, _param(op), op.explicit_layer())]
-    if isinstance(op, AssignOp):
-        return [(op.state_name.data, _param(op), op.explicit_layer())]
-    return []
-
-
-def _param(op: Operation) -> str | None:
-    param = op.properties.get("param")
-    return param.data if param is not None else None
-
-
-def _is_terminator(op: Operation | None) -> bool:
-    return op is not None and op.name in ("stg.yield", "func.return")

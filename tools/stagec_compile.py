@@ -20,6 +20,11 @@ reports what it decided through passes/deepcompile/decisions.py; the loop prints
 `--baseline zero3|fsdp2` runs DeepSpeed's or FSDP2's schedule instead
 (stg-zero3, stg-fsdp2).
 
+Gradients are reduced as each framework's runtime reduces them, in the step every
+round starts from: DeepCompile's runtime and DeepSpeed ZeRO-3 copy them into reduce
+buckets of `reduce_bucket_size` elements (stg-reduce-buckets, `--reduce-bucket`),
+FSDP2 reduce-scatters a layer group at a time (stg-fsdp2).
+
 Python: `fully_sharded_step(...)` builds the step, `compile_step(module, bindings,
 settings)` runs the loop (the Fig. 7 benchmark calls both), `load_compiled(path)`
 reads the output back with its bindings.
@@ -44,9 +49,12 @@ from stagec.tools.progress import status
 RESERVED_BYTES = 7e9
 MARGIN = 0.10
 # M_prefetch (§4.2): "significantly larger than the predefined prefetch buffer size" of
-# ZeRO-3 (5e7 elements, 100 MB in bf16); 2 GB, about one Llama-3-70B layer (1.7 GB), made
-# the fastest simulated step of 0.5-4 GB on Llama-3-70B, 32 GPUs (docs/deepcompile.md)
-DEFAULT_PREFETCH_LIMIT = 2_000_000_000
+# ZeRO-3 (5e7 elements, 100 MB in bf16); DeepCompile's own prefetch pass caps the bytes
+# it holds for prefetch at MAX_BUFFERED_SIZE = 4e9 (deepspeed/compile/passes/prefetch.py)
+DEFAULT_PREFETCH_LIMIT = 4_000_000_000
+# DeepSpeed's reduce_bucket_size (elements), stg-reduce-buckets' default; a constant here
+# so the CLI does not import the pass to print its help
+DEEPSPEED_REDUCE_BUCKET_SIZE = 500_000_000
 BASELINES = ("zero3", "fsdp2")
 BASELINE_PASSES = {"zero3": "stg-zero3", "fsdp2": "stg-fsdp2"}
 PROFILERS = ("simulator", "cost-model")
@@ -64,6 +72,7 @@ class CompileSettings:
     profiler: str = "simulator"
     measured_profile: str | None = None  # a version 2 profile file of the step, round 1's first
     prefetch_limit: int = DEFAULT_PREFETCH_LIMIT  # M_prefetch, bytes (0: none)
+    reduce_bucket: int = DEEPSPEED_REDUCE_BUCKET_SIZE  # elements per reduce bucket (0: none); not fsdp2's
 
 
 @dataclass(frozen=True)
@@ -168,7 +177,7 @@ class Estimate:
     """What a profile of the program says: the simulated step and its peak memory."""
 
     round: int
-    after: str  # the pass the program was profiled after ("stg-fully-shard" for the base)
+    after: str  # the pass the program was profiled after (the base: stg-fully-shard or stg-reduce-buckets)
     origin: str
     step_ms: float | None
     peak_bytes: int
@@ -248,7 +257,10 @@ def compile_step(module, bindings: Mapping[str, int], settings: CompileSettings,
         program = module
         for round_ in range(1, settings.rounds + 1):
             program = module.clone()
-            profile = profile_of(program, round_, "stg-fully-shard", True)
+            base = "stg-fully-shard"
+            if settings.reduce_bucket and settings.baseline != "fsdp2":
+                base = _reduce_in_buckets(program, bindings, settings.reduce_bucket, round_, result)
+            profile = profile_of(program, round_, base, True)
             for k, (name, opt) in enumerate(chosen):
                 path = os.path.join(tmp, f"round{round_}-{k}.json")
                 options = {}
@@ -269,6 +281,21 @@ def compile_step(module, bindings: Mapping[str, int], settings: CompileSettings,
         result.module = program
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _reduce_in_buckets(program, bindings, elements: int, round_: int, result: CompileResult) -> str:
+    """The runtime's reduce buckets on the step of round `round_` (module doc)."""
+    from stagec.passes.deepcompile.decisions import take
+    from stagec.passes.diagnostics import PassError
+    from stagec.passes.stg_reduce_buckets import StgReduceBuckets, reduce_buckets
+
+    t0 = time.perf_counter()
+    try:
+        reduce_buckets(program, StgReduceBuckets(bucket_elements=elements), bindings=bindings)
+    except PassError as error:
+        raise UsageError(str(error)) from None
+    result.runs.append(PassRun(round_, StgReduceBuckets.name, "", take(program), time.perf_counter() - t0))
+    return StgReduceBuckets.name
 
 
 def _profile(program, bindings, settings: CompileSettings):
@@ -418,6 +445,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     passes.add_argument("--baseline", choices=BASELINES, help="a framework's schedule instead of DeepCompile's passes")
     passes.add_argument("--prefetch-limit", type=float, default=DEFAULT_PREFETCH_LIMIT / 1e9, metavar="GB",
                         help="M_prefetch: the bytes one prefetch group may gather, in GB; 0: none (default: %(default)s)")
+    passes.add_argument("--reduce-bucket", type=int, default=DEEPSPEED_REDUCE_BUCKET_SIZE, metavar="ELEMENTS",
+                        help="gradients reduced a bucket of this many elements at a time, as DeepCompile's and "
+                             "ZeRO-3's runtimes do (stg-reduce-buckets; DeepSpeed's reduce_bucket_size); 0: one "
+                             "reduce-scatter per gradient. FSDP2 groups by layer instead (default: %(default)s)")
     passes.add_argument("--unroll", action=argparse.BooleanOptionalAction, default=True,
                         help="unroll the layer loops (stg-unroll-layers) so gathers move across layers (default: on)")
     passes.add_argument("--memory-limit", type=float, metavar="GB",
@@ -463,11 +494,14 @@ def settings_of(args) -> CompileSettings:
         raise UsageError(f"--memory-limit {args.memory_limit}: a size in GB > 0")
     if args.prefetch_limit < 0:
         raise UsageError(f"--prefetch-limit {args.prefetch_limit}: a size in GB >= 0 (0: no limit)")
+    if args.reduce_bucket < 0:
+        raise UsageError(f"--reduce-bucket {args.reduce_bucket}: a number of elements >= 0 (0: no buckets)")
     return CompileSettings(
         enabled={o.flag: getattr(args, o.flag) for o in OPTIMIZATIONS},
         memory_limit=int(args.memory_limit * 1e9) if args.memory_limit else 0,
         rounds=args.rounds, baseline=args.baseline, hardware=args.hardware, profiler=args.profiler,
         measured_profile=args.profile, prefetch_limit=int(args.prefetch_limit * 1e9),
+        reduce_bucket=args.reduce_bucket,
     )
 
 

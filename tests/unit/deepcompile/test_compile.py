@@ -52,6 +52,10 @@ def test_compile_prints_decisions_and_writes_the_step(tmp_path, capsys):
     # model gathered (9 per layer stack, the final norm, the tied embedding); each was
     # gathered twice per step (forward, backward's recompute), so 22 gathers go
     assert text.count("parameters kept gathered: 11") == 2 and text.count("all-gathers removed: 22") == 2
+    # DeepCompile's reduce buckets (5e8 elements): the layer body's 9 gradients fit one
+    # (1.2e9 elements over 16 layers), the root block's 2 (final norm, embedding) another;
+    # traced, 16 layer buckets and the root's: 17 reduce-scatters for 146 gradients
+    assert text.count("reduce buckets flushed: 2") == 2 and text.count("gradients reduced in buckets: 11") == 2
     module = Parser(make_context(), out.read_text()).parse_module()
     module.verify()
     bindings = config_bindings(module)

@@ -48,6 +48,10 @@ def plan_from_json(data: dict) -> Plan:
         missed_heartbeats=int(data.get("missed_heartbeats", 3)),
         outer=OuterOptimizer(**data.get("outer", {})),
         penalty=Penalty(**data.get("penalty", {})),
+        snapshot_every=int(data.get("snapshot_every", 1)),
+        snapshots_kept=int(data.get("snapshots_kept", 2)),
+        tokens_per_step=int(data.get("tokens_per_step", 0)),
+        model=str(data.get("model", "")),
     )
 
 

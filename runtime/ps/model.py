@@ -1,6 +1,7 @@
-"""The clusters' model and data for `stagec ps run`: a tiny Llama in plain torch and a
-synthetic corpus pre-partitioned into chunks (di-ps.md §4, "many more chunks than
-clusters").
+"""The clusters' model and data for `stagec ps run`: a Llama in plain torch, of the
+sizes of the plan's model (`run_model.run_model_spec` reads them from the CONFIG's HF
+config), and a synthetic corpus pre-partitioned into chunks (di-ps.md §4, "many more
+chunks than clusters").
 
 The model keeps Hugging Face's LlamaForCausalLM parameter names (`model.embed_tokens`,
 `model.layers.N`, `model.norm`, `lm_head`), so a plan's layer prefixes address it as

@@ -88,9 +88,19 @@ def test_a_1000x_push_is_excluded_on_every_slave_and_the_step_is_the_others_alon
     (entry,) = [e for e in state["log"] if poisoned in e["pushes"]]
     j = entry["pushes"].index(poisoned)
     assert entry["clusters"][j] == 0
-    # G of the poisoned push against the others of its round: ~1000x (at least 100x)
     others = [k for k in range(len(entry["pushes"])) if k != j]
-    assert others, f"the poisoned push was alone in round {entry['round']}; nothing to compare with: {entry}"
+    if not others:
+        # Alone in its round (seen in none of 6 runs: after each round both clusters
+        # pull together and push within the window; a loaded machine could part them).
+        # Then every push of the round is excluded and nothing is applied: no version,
+        # no slave prepared one. G against every earlier push's: ~1000x.
+        earlier = [t for e in state["log"] if e["round"] < entry["round"] for t in e.get("totals", [])]
+        assert earlier and entry["totals"][j] > 100 * max(earlier), (entry["totals"], earlier)
+        assert not entry["committed"] and entry["participants"] == [] and entry["excluded"] == [j]
+        for s in range(dep.plan.num_slaves):
+            assert f"slave {s} round {entry['round']}:" not in dep.path("logs", f"slave{s}.log").read_text()
+        return
+    # G of the poisoned push against the others of its round: ~1000x (at least 100x)
     assert all(entry["totals"][j] > 100 * entry["totals"][k] for k in others), entry["totals"]
 
     # the master excluded it, and only it ...

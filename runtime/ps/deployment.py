@@ -60,7 +60,8 @@ class Faults:
     """Injected faults for tests: slave `fail_prepare_slave` votes no the first time it
     is asked to prepare one of `fail_prepare_versions`; cluster `poison_cluster` sends a
     pseudo-gradient `poison_factor` times too large on its push number `poison_push`
-    (counted from 0)."""
+    (counted from 0) — the cluster process scales the tensors it pushes (and records)
+    and logs `injected fault: push N (PUSH_ID) of cluster C is Fx too large`."""
 
     fail_prepare_versions: tuple[int, ...] = ()
     fail_prepare_slave: int = 0

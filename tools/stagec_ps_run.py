@@ -23,15 +23,19 @@ from stagec.tools.errors import Terminated, UsageError, interrupt_exit, interrup
 
 HELP = """\
 Run a Di-PS deployment (docs/dips-runtime.md): a master PS (control flow on gRPC), the
-plan's slave PSs (data flow on ZeroMQ, a thread per layer) and its clusters (a tiny
+plan's slave PSs (data flow on ZeroMQ, a thread per layer) and its clusters (the plan's
 Llama trained with AdamW for H inner steps, then pushed and pulled), each a process on
 loopback, supervised and restarted if it dies, until the token budget is consumed.
 
 CONFIG_OR_PLAN is what `stagec ps plan` reads (a CONFIG in YAML, or the ps program it
 prints, .mlir), or a JSON file: either a plan (the fields of runtime/ps/plan.py's Plan)
 or {"plan": {...}, "run": {...}} where "run" may set mode, total_tokens, inner_lr,
-step_time_s, model (vocab, hidden, intermediate, layers, heads, kv_heads, seq, batch,
-seed). Command-line options override "run".
+step_time_s, model (vocab, hidden, intermediate, layers, heads, kv_heads, head_dim,
+tie_embeddings, rope_theta, norm_eps, seq, batch, seed). Command-line options override
+"run". Without run.model the clusters train the model the plan was made from (a
+CONFIG's model; a ps program records only its name): a model the runtime cannot train
+(not a Llama, not f32, too large for this machine) or whose tensors are not the plan's
+layers and bytes is refused before any process starts.
 
 Modes: dips (asynchronous, grace window, pseudo-gradient penalty), sync (synchronous
 DiLoCo), async (asynchronous DiLoCo, no penalty).
@@ -65,7 +69,10 @@ def _read(path: Path) -> tuple[dict, dict]:
     """(plan JSON, run settings) from the user's file."""
     if not path.exists():
         raise UsageError(f"{path}: no such file")
-    if path.suffix in (".mlir", ".yaml", ".yml"):
+    if path.suffix in (".yaml", ".yml"):
+        plan, model = _read_config(path)
+        return plan, {"model_description": model}
+    if path.suffix == ".mlir":
         return _read_plan(path), {}
     try:
         data = json.loads(path.read_text())
@@ -81,8 +88,8 @@ def _read(path: Path) -> tuple[dict, dict]:
 
 
 def _read_plan(path: Path) -> dict:
-    """The plan of a CONFIG (YAML, what `stagec ps plan` reads) or of a `ps` program
-    (the IR `stagec ps plan` prints), verified as `stagec ps plan` verifies it."""
+    """The plan of a `ps` program (the IR `stagec ps plan` prints), verified as
+    `stagec ps plan` verifies it."""
     from stagec.runtime.ps.config import PsConfigError, load_plan
     from stagec.runtime.ps.deployment import plan_to_json
 
@@ -92,25 +99,53 @@ def _read_plan(path: Path) -> dict:
         raise UsageError(str(error)) from None
 
 
-def _model_for(plan, run: dict):
-    from stagec.runtime.ps.model import ModelSpec
+def _read_config(path: Path):
+    """The plan of a CONFIG and its model description (what the run trains)."""
+    from stagec.runtime.ps.config import PsConfigError, load_config, plan_from_config
+    from stagec.runtime.ps.deployment import plan_to_json
 
-    fields = dict(run.get("model", {}))
-    if "layers" not in fields:
-        numbers = [int(m.group(1)) for l in plan.layers if (m := re.fullmatch(r"model\.layers\.(\d+)", l.prefix))]
-        if numbers:
-            fields["layers"] = max(numbers) + 1
     try:
-        return ModelSpec(**fields)
-    except TypeError as error:
-        raise UsageError(f"run.model: {error}; fields are those of ModelSpec") from None
+        config = load_config(str(path))
+        return plan_to_json(plan_from_config(config)), config.model
+    except PsConfigError as error:
+        raise UsageError(str(error)) from None
+
+
+def _model_for(plan, run: dict, path: Path):
+    """The clusters' model: run.model's fields where given (a JSON file, a run's
+    deployment.json), else the plan's model description — the CONFIG's, or the name
+    a ps program or plan JSON records — (runtime/ps/run_model.py), else the tests'
+    tiny Llama with the plan's number of decoder layers. Checked against the plan's
+    layers and bytes before any process starts."""
+    from stagec.runtime.ps.config import ModelSpec as ModelDescription
+    from stagec.runtime.ps.config import PsConfigError
+    from stagec.runtime.ps.model import ModelSpec
+    from stagec.runtime.ps.run_model import check_run_model, run_model_spec
+
+    numbers = [int(m.group(1)) for l in plan.layers if (m := re.fullmatch(r"model\.layers\.(\d+)", l.prefix))]
+    try:
+        if "model" in run:
+            fields = dict(run["model"])
+            if "layers" not in fields and numbers:
+                fields["layers"] = max(numbers) + 1
+            try:
+                spec = ModelSpec(**fields)
+            except TypeError as error:
+                raise UsageError(f"{path}: run.model: {error}; fields are those of runtime/ps/model.py's "
+                                 f"ModelSpec") from None
+        elif run.get("model_description") is not None or plan.model:
+            spec = run_model_spec(run.get("model_description") or ModelDescription(plan.model), str(path))
+        else:
+            spec = ModelSpec(layers=max(numbers) + 1) if numbers else ModelSpec()
+        check_run_model(plan, spec, str(path))
+    except PsConfigError as error:
+        raise UsageError(str(error)) from None
+    return spec
 
 
 def deployment_from_args(args: argparse.Namespace):
     from stagec.runtime.ps.deployment import MODES, Deployment, plan_from_json
     from stagec.runtime.ps.launcher import free_port_block
-    from stagec.runtime.ps.model import TinyLlama
-    from stagec.runtime.ps.wire import WireError, group_by_layer
 
     path = Path(args.config)
     plan_data, run = _read(path)
@@ -125,11 +160,7 @@ def deployment_from_args(args: argparse.Namespace):
     mode = args.mode or run.get("mode", "dips")
     if mode not in MODES:
         raise UsageError(f"{path}: run.mode '{mode}' is not one of {', '.join(MODES)}")
-    spec = _model_for(plan, run)
-    try:
-        group_by_layer({n: p for n, p in TinyLlama(spec).named_parameters()}, plan.layers)
-    except WireError as error:
-        raise UsageError(f"{path}: {error}") from None
+    spec = _model_for(plan, run, path)
     tokens = args.tokens or int(run.get("total_tokens", 0)) or 8 * len(plan.clusters) * plan.inner_steps * spec.batch * spec.seq
     workdir = args.workdir or tempfile.mkdtemp(prefix="dips-")
     Path(workdir).mkdir(parents=True, exist_ok=True)

@@ -103,15 +103,16 @@ class ClusterWorker:
         tokens = self.plan.inner_steps * self.dep.model.batch * self.dep.model.seq
         return tokens, float(np.mean(losses))
 
-    def _push_tensors(self) -> list[dict[str, np.ndarray]]:
+    def _push_tensors(self, push_id: str) -> list[dict[str, np.ndarray]]:
         params = {n: p.detach().numpy().copy() for n, p in self.names.items()}
         f = self.dep.faults
         if f.poison_cluster == self.index and f.poison_push == self.pushes:
-            # a pseudo-gradient `factor` times too large: theta_base + factor (theta - theta_base)
+            # a pseudo-gradient `factor` times too large: theta_base + factor (theta - theta_base),
+            # made here on the tensors that go on the wire (and into the record of the push)
             base = self.base
             params = {n: base[n] + np.float32(f.poison_factor) * (v - base[n]) for n, v in params.items()}
-            log.warning("injected fault: push %d of cluster %d is %gx too large", self.pushes, self.index,
-                        f.poison_factor)
+            log.warning("injected fault: push %d (%s) of cluster %d is %gx too large", self.pushes, push_id,
+                        self.index, f.poison_factor)
         return group_by_layer(params, self.plan.layers)
 
     def push(self, tokens: int, loss: float) -> dict | None:
@@ -121,7 +122,7 @@ class ClusterWorker:
         if req.get("finished") or "push" not in req:
             return None
         push_id = req["push"]
-        tensors = self._push_tensors()
+        tensors = self._push_tensors(push_id)
         if self.dep.record_pushes:
             np.savez(self.dep.path("pushes", f"{push_id}.npz"), **{n: a for g in tensors for n, a in g.items()})
         header = {"push": push_id, "cluster": self.index, "base_version": self.version}

@@ -48,6 +48,10 @@ def plan_from_json(data: dict) -> Plan:
         missed_heartbeats=int(data.get("missed_heartbeats", 3)),
         outer=OuterOptimizer(**data.get("outer", {})),
         penalty=Penalty(**data.get("penalty", {})),
+        snapshot_every=int(data.get("snapshot_every", 1)),
+        snapshots_kept=int(data.get("snapshots_kept", 2)),
+        tokens_per_step=int(data.get("tokens_per_step", 0)),
+        model=str(data.get("model", "")),
     )
 
 
@@ -56,7 +60,8 @@ class Faults:
     """Injected faults for tests: slave `fail_prepare_slave` votes no the first time it
     is asked to prepare one of `fail_prepare_versions`; cluster `poison_cluster` sends a
     pseudo-gradient `poison_factor` times too large on its push number `poison_push`
-    (counted from 0)."""
+    (counted from 0) — the cluster process scales the tensors it pushes (and records)
+    and logs `injected fault: push N (PUSH_ID) of cluster C is Fx too large`."""
 
     fail_prepare_versions: tuple[int, ...] = ()
     fail_prepare_slave: int = 0

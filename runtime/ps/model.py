@@ -1,6 +1,7 @@
-"""The clusters' model and data for `stagec ps run`: a tiny Llama in plain torch and a
-synthetic corpus pre-partitioned into chunks (di-ps.md §4, "many more chunks than
-clusters").
+"""The clusters' model and data for `stagec ps run`: a Llama in plain torch, of the
+sizes of the plan's model (`run_model.run_model_spec` reads them from the CONFIG's HF
+config), and a synthetic corpus pre-partitioned into chunks (di-ps.md §4, "many more
+chunks than clusters").
 
 The model keeps Hugging Face's LlamaForCausalLM parameter names (`model.embed_tokens`,
 `model.layers.N`, `model.norm`, `lm_head`), so a plan's layer prefixes address it as
@@ -27,15 +28,27 @@ __all__ = ["ModelSpec", "TinyLlama", "chunk_batches", "default_layer_prefixes", 
 
 @dataclass(frozen=True)
 class ModelSpec:
-    vocab: int = 64
-    hidden: int = 32
-    intermediate: int = 64
-    layers: int = 2
-    heads: int = 4
-    kv_heads: int = 2
-    seq: int = 32
-    batch: int = 8
+    """The sizes of the clusters' Llama (HF's names in comments) and of its batches.
+    `stagec ps run` derives them from the plan's model description
+    (`run_model.run_model_spec`); the defaults are the tests' tiny model."""
+
+    vocab: int = 64  # vocab_size
+    hidden: int = 32  # hidden_size
+    intermediate: int = 64  # intermediate_size
+    layers: int = 2  # num_hidden_layers
+    heads: int = 4  # num_attention_heads
+    kv_heads: int = 2  # num_key_value_heads
+    seq: int = 32  # tokens a sequence (a batch row has seq + 1 ids)
+    batch: int = 8  # sequences an inner step
     seed: int = 0
+    head_dim: int = 0  # head_dim; 0: hidden // heads
+    tie_embeddings: bool = False  # tie_word_embeddings: lm_head is model.embed_tokens
+    rope_theta: float = 10000.0  # rope_theta
+    norm_eps: float = 1e-6  # rms_norm_eps
+
+    @property
+    def dim(self) -> int:
+        return self.head_dim or self.hidden // self.heads
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -51,7 +64,7 @@ class RMSNorm(nn.Module):
         return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
 
 
-def _rotary(x, positions, base: float = 10000.0):
+def _rotary(x, positions, base: float):
     half = x.shape[-1] // 2
     freqs = torch.outer(positions, 1.0 / base ** (torch.arange(half, dtype=torch.float32) / half))
     cos, sin = torch.cat((freqs.cos(), freqs.cos()), -1), torch.cat((freqs.sin(), freqs.sin()), -1)
@@ -62,7 +75,7 @@ def _rotary(x, positions, base: float = 10000.0):
 class Attention(nn.Module):
     def __init__(self, s: ModelSpec):
         super().__init__()
-        self.heads, self.kv_heads, self.dim = s.heads, s.kv_heads, s.hidden // s.heads
+        self.heads, self.kv_heads, self.dim, self.base = s.heads, s.kv_heads, s.dim, s.rope_theta
         self.q_proj = nn.Linear(s.hidden, s.heads * self.dim, bias=False)
         self.k_proj = nn.Linear(s.hidden, s.kv_heads * self.dim, bias=False)
         self.v_proj = nn.Linear(s.hidden, s.kv_heads * self.dim, bias=False)
@@ -71,8 +84,8 @@ class Attention(nn.Module):
     def forward(self, x):
         b, t, _ = x.shape
         pos = torch.arange(t, dtype=torch.float32)
-        q = _rotary(self.q_proj(x).view(b, t, self.heads, self.dim).transpose(1, 2), pos)
-        k = _rotary(self.k_proj(x).view(b, t, self.kv_heads, self.dim).transpose(1, 2), pos)
+        q = _rotary(self.q_proj(x).view(b, t, self.heads, self.dim).transpose(1, 2), pos, self.base)
+        k = _rotary(self.k_proj(x).view(b, t, self.kv_heads, self.dim).transpose(1, 2), pos, self.base)
         v = self.v_proj(x).view(b, t, self.kv_heads, self.dim).transpose(1, 2)
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
         return self.o_proj(y.transpose(1, 2).reshape(b, t, -1))
@@ -94,8 +107,8 @@ class DecoderLayer(nn.Module):
         super().__init__()
         self.self_attn = Attention(s)
         self.mlp = MLP(s)
-        self.input_layernorm = RMSNorm(s.hidden)
-        self.post_attention_layernorm = RMSNorm(s.hidden)
+        self.input_layernorm = RMSNorm(s.hidden, s.norm_eps)
+        self.post_attention_layernorm = RMSNorm(s.hidden, s.norm_eps)
 
     def forward(self, x):
         x = x + self.self_attn(self.input_layernorm(x))
@@ -107,7 +120,7 @@ class Decoder(nn.Module):
         super().__init__()
         self.embed_tokens = nn.Embedding(s.vocab, s.hidden)
         self.layers = nn.ModuleList(DecoderLayer(s) for _ in range(s.layers))
-        self.norm = RMSNorm(s.hidden)
+        self.norm = RMSNorm(s.hidden, s.norm_eps)
 
     def forward(self, ids):
         x = self.embed_tokens(ids)
@@ -125,6 +138,10 @@ class TinyLlama(nn.Module):
         self.spec = spec
         self.model = Decoder(spec)
         self.lm_head = nn.Linear(spec.hidden, spec.vocab, bias=False)
+        if spec.tie_embeddings:
+            # one parameter under two names; named_parameters() gives it once, as the
+            # embedding's (the plan then has no lm_head layer, config.model_layers)
+            self.lm_head.weight = self.model.embed_tokens.weight
 
     def forward(self, ids):
         logits = self.lm_head(self.model(ids[:, :-1]))
@@ -132,7 +149,9 @@ class TinyLlama(nn.Module):
 
 
 def default_layer_prefixes(spec: ModelSpec) -> list[str]:
-    return ["model.embed_tokens", *(f"model.layers.{i}" for i in range(spec.layers)), "model.norm", "lm_head"]
+    """The Di-PS layers of `spec` in config.model_layers' order (no lm_head when tied)."""
+    return ["model.embed_tokens", *(f"model.layers.{i}" for i in range(spec.layers)), "model.norm",
+            *(() if spec.tie_embeddings else ("lm_head",))]
 
 
 def _bigram(spec: ModelSpec) -> np.ndarray:

@@ -14,8 +14,8 @@ One outer step, split between the roles as §4.1 splits it:
    token-weighted average without a second round trip.
 2. The master (`decide`) forms G^j = sum_i ||Delta^{i,j}||, scores E^j = (G^j - mu_t) /
    sigma_t with the EMA statistics, excludes every cluster whose score exceeds
-   beta * max(E), weights the rest by their tokens, and computes the clip factor
-   min(1, clip / ||delta||).
+   beta * max(1, max(E)) (below), weights the rest by their tokens, and computes the
+   clip factor min(1, clip / ||delta||).
 3. Each slave (`outer_step`) applies g = scale * sum_j w_j Delta^{i,j} with Nesterov.
 
 Decisions this module makes where §4.1 is silent, each a documented choice:
@@ -29,10 +29,16 @@ Decisions this module makes where §4.1 is silent, each a documented choice:
   scores (E = E (+) E_t^c, as §4.1 says).
 - **The first rounds.** With no history (mu undefined) every cluster is accepted and the
   first accepted G initialises mu (sigma = 0). While sigma is 0 the score is undefined:
-  everyone is accepted and no score is recorded. While E is empty, or max(E) <= 0 (a
-  threshold beta * max(E) <= 0 would reject ordinary clusters), scores are computed
+  everyone is accepted and no score is recorded. While E is empty, scores are computed
   and recorded but nobody is excluded. Detection therefore starts from the third
   accepted value of G.
+- **The threshold is at least beta.** A cluster is excluded when its score exceeds
+  beta * max(1, max(E)): §4.1's beta * max(E), but never under beta standard
+  deviations. Training shrinks the pseudo-gradients, so G falls round after round, mu
+  lags behind it and every recorded score is negative: beta * max(E) would then be
+  negative and reject ordinary clusters, and ignoring it (as this module once did)
+  let a 1000x push through in a real run (tests/unit/ps_runtime/test_poisoned_cluster.py).
+  Where max(E) >= 1 the rule is §4.1's as written.
 - If every cluster of a round is excluded, there is nothing to apply: `decide` returns
   no participants and the round leaves the parameters untouched.
 """
@@ -128,8 +134,8 @@ def decide(grams: Sequence[np.ndarray], tokens: Sequence[int], state: PenaltySta
     excluded: list[int] = []
     if penalty.enabled and state.mu is not None and state.sigma > 0:
         scores = {j: (float(totals[j]) - state.mu) / state.sigma for j in candidates}
-        if state.scores and max(state.scores) > 0:
-            threshold = penalty.beta * max(state.scores)
+        if state.scores:
+            threshold = penalty.beta * max(1.0, max(state.scores))
             excluded = [j for j in candidates if scores[j] > threshold]
     participants = [j for j in candidates if j not in excluded]
     new_state = state

@@ -260,6 +260,10 @@ class Slave:
             return False
         index = {p: j for j, p in enumerate(ins["pushes"])}
         chosen = [deltas[index[p]] for p in ins["participants"]]
+        # §4.1: a push the master flags is left out on every slave; each says so here
+        excluded = [p for p in ins["pushes"] if p not in ins["participants"]]
+        log.info("slave %d round %d: version %d from pushes %s (weights %s, scale %.6g); excluded %s", self.index,
+                 ins["round"], version, ins["participants"], ins["weights"], ins["scale"], excluded)
         params, momentum = {}, {}
         names = [n for l in self.layers for n in self._names(l)]
         for k, n in enumerate(names):

@@ -317,16 +317,17 @@ def simulate_dips(directory: str) -> Check:
 
 def ps_run_finished(ran: Ran) -> None:
     # tiny4.yaml's default budget: 8 rounds' worth, 8 x 4 clusters x H = 16 inner steps x
-    # the tiny model's batch 8 x seq 32 = 131,072 tokens (tools/stagec_ps_run.py)
+    # the run's batch 8 x seq 32 = 131,072 tokens (tools/stagec_ps_run.py)
     done = re.search(r"finished: version (\d+), ([0-9,]+) tokens in [0-9.]+ s; evaluation loss ([0-9.]+)", ran.stderr)
     assert done, ran.stderr[-2000:]
     assert int(done.group(2).replace(",", "")) >= 131_072
-    # trained: below a uniform guess over the tiny model's 64 tokens, ln 64 = 4.16
-    assert float(done.group(3)) < math.log(64)
+    # trained: below a uniform guess over the 1024 tokens of tiny4.yaml's model (the run
+    # trains the plan's model, runtime/ps/run_model.py), ln 1024 = 6.93; measured 5.65
+    assert float(done.group(3)) < math.log(1024)
 
 
 def ps_run_sync(ran: Ran) -> None:
-    # sync: a round is all 4 clusters x H = 16 inner steps x the tiny model's batch 8 x
+    # sync: a round is all 4 clusters x H = 16 inner steps x the run's batch 8 x
     # seq 32 tokens = 16,384 tokens; 200,000 tokens take ceil(200000 / 16384) = 13 rounds
     assert "finished: version 13, 212,992 tokens" in ran.stderr, ran.stderr[-2000:]
     assert ran.path("runs/sync/deployment.json").is_file()

@@ -53,7 +53,7 @@ def test_a_1000x_pseudo_gradient_is_excluded_on_every_slave_and_does_not_move_th
     grams = [slave_gram(d) for d in deltas]
     d = decide(grams, [100, 100], state, PENALTY)
     # E_D = (7 - 6.9608) / sqrt(.0753260928) = 0.1428 and (7000 - 6.9608) / ... = 25479.6;
-    # threshold = 3 * max(E) = 3 * 0.1443 = 0.4329: push 1 is out, push 0 stays.
+    # threshold = 3 * max(1, max(E)) = 3 * max(1, 0.1443) = 3: push 1 is out, push 0 stays.
     assert d.totals == pytest.approx({0: 7.0, 1: 7000.0})
     assert d.scores[1] == pytest.approx((7000 - 6.9608) / math.sqrt(0.0753260928))
     assert d.participants == (0,) and d.excluded == (1,) and d.weights == (1.0,)
@@ -110,11 +110,42 @@ def test_every_push_of_a_round_excluded_leaves_nothing_to_apply():
     assert d.participants == () and d.weights == () and d.excluded == (0,)
 
 
-def test_no_exclusion_while_the_largest_recorded_score_is_not_positive():
-    # beta * max(E) <= 0 would reject clusters at or below the mean: no threshold then.
+def test_the_threshold_is_never_under_beta_standard_deviations():
+    # beta * max(E) with max(E) = -0.2 would be -0.6 and reject a cluster at the mean;
+    # the threshold is 3 * max(1, -0.2) = 3. G = 9: E = (9 - 7) / 1 = 2 <= 3, kept.
     state = PenaltyState(mu=7.0, sigma=1.0, scores=(-0.5, -0.2))
-    d = decide(grams_of([9]), [1], state, PENALTY)  # E = 2
+    d = decide(grams_of([9]), [1], state, PENALTY)
     assert d.participants == (0,) and d.scores == {0: 2.0}
+    # G = 10.5: E = 3.5 > 3, excluded
+    d = decide(grams_of([10.5]), [1], state, PENALTY)
+    assert d.participants == () and d.excluded == (0,) and d.scores == {0: 3.5}
+
+
+def test_a_1000x_push_is_excluded_while_the_pseudo_gradients_shrink():
+    """Training shrinks the pseudo-gradients, so every recorded score is negative (what a
+    real run showed, tests/unit/ps_runtime/test_poisoned_cluster.py). Hand computation:
+
+    A: G = 2: mu = 2, sigma = 0.
+    B: G = 1.9: no score; mu = .02*1.9 + .98*2 = 1.998, sigma = sqrt(.02 * (1.9 - 1.998)^2)
+       = sqrt(.00019208) = 0.013859.
+    C: G = 1.8: E = (1.8 - 1.998) / 0.013859 = -14.286 (E was empty: nobody excluded);
+       mu = .02*1.8 + .98*1.998 = 1.99404,
+       sigma = sqrt(.98 * .00019208 + .02 * (1.8 - 1.99404)^2) = sqrt(.0009412688) = 0.030680.
+    D: G = 1.7 and 1700 (the same push 1000x): E = (1.7 - 1.99404) / 0.030680 = -9.584 and
+       (1700 - 1.99404) / 0.030680 = 55346; threshold 3 * max(1, -14.286) = 3: the 1000x
+       push is out, the ordinary one stays.
+    """
+    s = PenaltyState()
+    for g in (2.0, 1.9, 1.8):
+        d = decide(grams_of([g]), [100], s, PENALTY)
+        assert d.participants == (0,)
+        s = d.state
+    assert s.scores == pytest.approx(((1.8 - 1.998) / math.sqrt(0.00019208),))
+    assert s.mu == pytest.approx(1.99404) and s.sigma == pytest.approx(math.sqrt(0.0009412688))
+    d = decide(grams_of([1.7, 1700.0]), [100, 100], s, PENALTY)
+    assert d.scores[0] == pytest.approx((1.7 - 1.99404) / math.sqrt(0.0009412688))
+    assert d.scores[1] == pytest.approx((1700 - 1.99404) / math.sqrt(0.0009412688))
+    assert d.participants == (0,) and d.excluded == (1,)
 
 
 def test_outer_step_is_torchs_sgd_with_nesterov():

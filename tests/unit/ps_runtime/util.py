@@ -6,7 +6,7 @@ from pathlib import Path
 
 from stagec.runtime.ps.deployment import Deployment, Faults
 from stagec.runtime.ps.launcher import free_port_block
-from stagec.runtime.ps.model import ModelSpec, default_layer_prefixes
+from stagec.runtime.ps.model import ModelSpec, TinyLlama, default_layer_prefixes
 from stagec.runtime.ps.plan import Cluster, Layer, Plan, Transfer
 
 SECRET = b"test-secret"
@@ -15,9 +15,11 @@ SECRET = b"test-secret"
 def tiny_plan(clusters: int = 2, slaves: int = 2, spec: ModelSpec = ModelSpec(), inner_steps: int = 4,
               grace_window_s: float = 0.2, heartbeat_s: float = 0.2, delays: tuple[float, ...] = ()) -> Plan:
     """Layers of `spec` dealt round-robin to slaves; the push schedule staggers clusters
-    so that in step s cluster c sends the layers of slave (c + s) mod n (Fig. 5)."""
+    so that in step s cluster c sends the layers of slave (c + s) mod n (Fig. 5). Each
+    layer's bytes are its parameters' (f32), as `stagec ps run` checks."""
     prefixes = default_layer_prefixes(spec)
-    layers = tuple(Layer(p, 0) for p in prefixes)
+    params = dict(TinyLlama(spec).named_parameters())
+    layers = tuple(Layer(p, sum(4 * t.numel() for n, t in params.items() if n.startswith(p + "."))) for p in prefixes)
     owner = tuple(i % slaves for i in range(len(layers)))
     schedule = tuple(
         tuple(Transfer(c, l, owner[l]) for c in range(clusters) for l in range(len(layers))

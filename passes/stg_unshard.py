@@ -168,13 +168,19 @@ def unshard(module: ModuleOp, options: StgUnshard = StgUnshard(), *, profile: Pr
     # the same on every run
     candidates.sort(key=lambda c: (-c[0].ratio, c[1][0], c[1][1] or (-1, 0)))
     result.ranking = [c for c, _ in candidates]
+    # sites and program order are found once: a keep removes only its own sites, moves
+    # regions into rebuilt phases and loops (the ops stay), and rebuilds fused groups
+    # (refreshed below); walking the step again per kept parameter made this quadratic
+    order = _program_order(function)
     for candidate, key in candidates:
         if result.peak_bytes + result.kept_bytes + candidate.cost >= limit:
             continue
-        # an earlier keep may have rebuilt a fused group or a phase these sites stood in
-        sites = [s for s in gather_sites(function) if _key(s) == key]
+        sites = by_param[key]
+        for site in sites:
+            if site.group is not None:  # an earlier keep may have rebuilt its fused group
+                site.group = site.gather.parent_op()
         if key[1] is not None and _in_phases(function, sites[0]):
-            _keep_in_place(function, sites)
+            _keep_in_place(function, sites, order)
         else:
             _keep(function.body.block, sites)
         result.kept.append(candidate.name)
@@ -270,7 +276,11 @@ def _in_phases(function: func.FuncOp, site: GatherSite) -> bool:
     return True
 
 
-def _keep_in_place(function: func.FuncOp, sites: list[GatherSite]) -> None:
+def _program_order(function: func.FuncOp) -> dict[Operation, int]:
+    return {op: i for i, op in enumerate(function.walk())}
+
+
+def _keep_in_place(function: func.FuncOp, sites: list[GatherSite], order: dict[Operation, int]) -> None:
     """Keep one layer's slice gathered by its first all-gather, where stg-prefetch put
     it (so the forward still overlaps it): its value leaves its phases through their
     yields, every later gather of the slice is removed and its uses take the kept
@@ -288,7 +298,6 @@ def _keep_in_place(function: func.FuncOp, sites: list[GatherSite]) -> None:
         site.wait.result.replace_all_uses_with(value)
         _drop_gather(site)
     aliases |= _phase_aliases(aliases)
-    order = {id(op): i for i, op in enumerate(function.walk())}
     last = sites[0].wait
     for value in aliases:
         for use in list(value.uses):
@@ -298,8 +307,12 @@ def _keep_in_place(function: func.FuncOp, sites: list[GatherSite]) -> None:
                 user.erase()
             elif isinstance(user, YieldOp) and isinstance(user.parent_op(), PhaseOp):
                 continue  # the value leaves its phase: its uses are the alias's
-            elif order[id(user)] > order[id(last)]:
-                last = user
+            else:
+                if user not in order or last not in order:  # an op made since: order afresh
+                    order.clear()
+                    order.update(_program_order(function))
+                if order[user] > order[last]:
+                    last = user
     # the innermost block around the last use that one of the aliases is visible in
     op = last
     while True:

@@ -104,3 +104,33 @@ func.func @others(%p: !stg.tensor<[B, H] @tp, bf16>, %x: !stg.tensor<[B, H], bf1
 // CHECK-NEXT:    %r = stg.wait %t
 // CHECK-NEXT:    %s = stg.elementwise silu %r
 // CHECK-NEXT:    %y = stg.elementwise silu %x
+
+// -----
+
+// Only reductions are deferred: a sequence-parallel all-gather whose result feeds a
+// weight gradient's GEMM (and so a "grad" assign) is waited for before its first use,
+// where stg-schedule put it; the reduce-scatter after it is deferred to the end.
+
+stg.mesh @m [tp = 2]
+func.func @gathered(%x: !stg.tensor<[8/tp, 16], bf16>, %dy: !stg.tensor<[8, 16], bf16>, %g: !stg.tensor<[16, 16] @tp, bf16>) -> !stg.tensor<[8, 16], bf16> attributes {stg.scheduled} {
+  %t = stg.all_gather %x on @m [tp] async stream "tp" : !stg.tensor<[8/tp, 16], bf16> -> !stg.token<!stg.tensor<[8, 16], bf16>>
+  %xf = stg.wait %t : !stg.token<!stg.tensor<[8, 16], bf16>>
+  %dw = stg.einsum "bh,bf->hf" %xf, %dy : !stg.tensor<[8, 16], bf16>, !stg.tensor<[8, 16], bf16> -> !stg.tensor<[16, 16], bf16>
+  stg.assign %dw to "grad" of "w" : !stg.tensor<[16, 16], bf16>
+  %u = stg.reduce_scatter %g on @m [tp] async stream "tp" : !stg.tensor<[16, 16] @tp, bf16> -> !stg.token<!stg.tensor<[16/tp, 16], bf16>>
+  %r = stg.wait %u : !stg.token<!stg.tensor<[16/tp, 16], bf16>>
+  stg.assign %r to "grad" of "v" : !stg.tensor<[16/tp, 16], bf16>
+  %y = stg.elementwise silu %dy : !stg.tensor<[8, 16], bf16> -> !stg.tensor<[8, 16], bf16>
+  func.return %y : !stg.tensor<[8, 16], bf16>
+}
+
+// CHECK-LABEL: func.func @gathered
+// CHECK-NEXT:    %t = stg.all_gather %x
+// CHECK-NEXT:    %xf = stg.wait %t
+// CHECK-NEXT:    %dw = stg.einsum "bh,bf->hf" %xf, %dy
+// CHECK-NEXT:    stg.assign %dw to "grad" of "w"
+// CHECK-NEXT:    %u = stg.reduce_scatter %g
+// CHECK-NEXT:    %y = stg.elementwise silu %dy
+// CHECK-NEXT:    %r = stg.wait %u
+// CHECK-NEXT:    stg.assign %r to "grad" of "v"
+// CHECK-NEXT:    func.return %y

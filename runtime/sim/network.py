@@ -115,6 +115,7 @@ class NetworkModel:
         self.roofline = roofline
         self._strides = tuple(math.prod(d.npus for d in self.dims[:i]) for i in range(len(self.dims)))
         self._cache: dict[tuple[str, int, tuple[int, ...]], int] = {}
+        self._rings: dict[tuple, list[int]] = {}  # _subgroup_finish by what it depends on
 
     # --- construction ------------------------------------------------------------
 
@@ -414,6 +415,18 @@ class NetworkModel:
         reducing = n - 1 if kind in ("all_reduce", "reduce_scatter") else 0
         reduce_ns = self._reduction_ns(message) if reducing else 0
         hop = [self.p2p_ns(members[i - 1], members[i], message) for i in range(n)]  # into member i
+        # The ring sees its members only through these hop times: the many groups of a
+        # large job that sit alike on the network (every dp group of 1,024 ranks) share
+        # one computation, which is O(steps x members) per chunk.
+        key = (kind, chunk, chunks, tuple(hop), tuple(starts))
+        known = self._rings.get(key)
+        if known is None:
+            known = self._rings[key] = self._ring_finish(chunks, hop, starts, steps, reducing, reduce_ns)
+        return list(known)
+
+    def _ring_finish(self, chunks: int, hop: list[int], starts: list[int], steps: int, reducing: int,
+                     reduce_ns: int) -> list[int]:
+        n = len(hop)
         active = self.system.active_chunks_per_dimension
         finished: list[list[int]] = []
         for c in range(chunks):

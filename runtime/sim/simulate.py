@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from stagec.runtime.sim.engine import simulate
+from stagec.runtime.sim.gc_paused import gc_paused
 from stagec.runtime.sim.report import SimReport, build_report
 
 
@@ -26,16 +27,19 @@ def simulate_module(module, network, bindings: Mapping[str, int], *, cost=None, 
     from stagec.runtime.sim.memory import MemoryAnalysis, memory_of
 
     options = options or EmitOptions()
-    analysis = MemoryAnalysis(module, bindings, hardware=hardware, background=fork, outer_stages=outer_stages) if memory else None
-    try:
-        programs, space = build_programs(module, bindings, cost=cost, options=options)
-        actors = build_actors(programs, space, network)
-        times = simulate(actors, progress=_progress(progress, "simulating"))
-    except BaseException:
-        if analysis is not None:
-            analysis.abandon()
-        raise
-    usage = memory_of(analysis.result(), actors, times, options.iterations) if memory else None
+    # the memory analysis's workers fork inside, and inherit the paused collector
+    with gc_paused():
+        analysis = MemoryAnalysis(module, bindings, hardware=hardware, background=fork,
+                                  outer_stages=outer_stages) if memory else None
+        try:
+            programs, space = build_programs(module, bindings, cost=cost, options=options)
+            actors = build_actors(programs, space, network)
+            times = simulate(actors, progress=_progress(progress, "simulating"))
+        except BaseException:
+            if analysis is not None:
+                analysis.abandon()
+            raise
+        usage = memory_of(analysis.result(), actors, times, options.iterations) if memory else None
     peaks = [(u.peak_bytes, u.reserved_bytes) if u is not None else None for u in usage] if usage else None
     report = build_report(actors, times, world=max(space.world, 1), iterations=options.iterations, peaks=peaks,
                           network=network.describe(), source="scheduled IR")
@@ -58,8 +62,10 @@ def simulate_trace_dir(directory: str, network, *, prefix: str | None = None, ti
     """Simulate the Chakra traces in `directory` on `network`."""
     from stagec.runtime.sim.from_chakra import read_trace_dir
 
-    actors, world, _ = read_trace_dir(directory, network, prefix=prefix, progress=_progress(progress, "reading traces"))
-    times = simulate(actors, progress=_progress(progress, "simulating"))
+    with gc_paused():
+        actors, world, _ = read_trace_dir(directory, network, prefix=prefix,
+                                          progress=_progress(progress, "reading traces"))
+        times = simulate(actors, progress=_progress(progress, "simulating"))
     report = build_report(actors, times, world=world, iterations=1, network=network.describe(), source=directory)
     if timeline:
         from stagec.runtime.sim.timeline import write_timeline

@@ -124,6 +124,20 @@ class Scope:
     children: list[tuple[int, Scope]] = field(default_factory=list)  # (offset, body)
 
 
+class _Use:
+    """How a use bears on a buffer's lifetime walk (Liveness._use_facts); compared by
+    identity."""
+
+    INSIDE = "inside a leaf's body"
+    RELEASE = "release"
+    OFFLOAD = "offload"
+    YIELD = "yield"
+    RETURN = "return"
+    LOOP = "loop operand"
+    ALIAS = "view"
+    READ = "read"
+
+
 class Frame(NamedTuple):
     """One enclosing loop iteration of a lifetime walk: the body, the iteration, the
     position where the parent's iteration starts, and, when the walk stands for the
@@ -330,6 +344,8 @@ class Liveness:
         self.spans: dict[Scope, list[tuple[int, int, int, int]]] = {}
         # an offloaded persistent state's time off the device, the same way
         self.state_gaps: dict[Scope, list[tuple[int, int, int]]] = {}
+        self._uses: dict[int, tuple] = {}  # id(op) -> _use_facts(op)
+        self._carried: dict[int, int] = {}  # id(loop) -> its carried values
 
     # which buffers a value may be ----------------------------------------------------
     def owners_of(self, value: SSAValue, seen: set | None = None) -> set[SSAValue]:
@@ -493,6 +509,7 @@ class Liveness:
         end, cap = start, _NEVER
         work = [(owner, scope, base, frames, None)]
         seen = set()
+        uses = self._uses
         while work:
             item = work.pop()
             value, sc, b, fr, sl = item
@@ -500,37 +517,71 @@ class Liveness:
                 continue
             seen.add((value, b, sl, fr))
             for use in value.uses:
-                op, idx = use.operation, use.index
-                leaf = s.enclosing_leaf.get(op, op)
-                target = s.scope_of[leaf]
+                op = use.operation
+                leaf, target, offset, last, async_issue, role = uses.get(id(op)) or self._use_facts(op)
                 bb, ff = b, fr
                 if target is not sc:
-                    bb, ff = self._descend(sc, b, fr, target, last=not isinstance(leaf, (ReleaseOp, OffloadOp)))
-                pos = bb + s.offset[leaf]
-                if _is_async_issue(leaf):  # an issued collective reads its input until it is waited for
+                    bb, ff = self._descend(sc, b, fr, target, last=last)
+                pos = bb + offset
+                if async_issue:  # an issued collective reads its input until it is waited for
                     end = max(end, _waited_at(leaf, target, bb, s, pos))
-                if leaf is not op:  # inside a fused kernel's body
+                if role is _Use.INSIDE:  # inside a fused kernel's body
                     end = max(end, pos)
-                elif isinstance(op, ReleaseOp):
+                elif role is _Use.RELEASE:
                     cap = min(cap, pos)
-                elif isinstance(op, OffloadOp):
+                elif role is _Use.OFFLOAD:
                     stop = pos
                     waits = [u.operation for u in op.results[0].uses if isinstance(u.operation, WaitOp)]
                     waits = [w for w in waits if s.scope_of.get(w) is target]
                     if op.is_async is not None and waits:
                         stop = min(bb + s.offset[w] for w in waits)
                     end, cap = max(end, stop), min(cap, stop)
-                elif isinstance(op, YieldOp):
-                    work.extend(self._through_yield(op, idx, target, bb, ff, sl))
-                elif isinstance(op, func.ReturnOp):
+                elif role is _Use.YIELD:
+                    work.extend(self._through_yield(op, use.index, target, bb, ff, sl))
+                elif role is _Use.RETURN:
                     end = max(end, s.root.length - 1)
-                elif isinstance(op, LoopOp):
-                    work.append(self._into_loop(op, idx, bb, ff, sl))
+                elif role is _Use.LOOP:
+                    work.append(self._into_loop(op, use.index, bb, ff, sl))
                 else:
                     end = max(end, pos)
-                    if _is_alias_op(op):
+                    if role is _Use.ALIAS:
                         work.append((op.results[0], target, bb, ff, sl))
         return start, max(start, min(end, cap))
+
+    def _use_facts(self, op: Operation) -> tuple:
+        """What a lifetime walk needs of a using op - its leaf, the leaf's scope and
+        offset, whether a walk from outside enters the loops between in their last
+        iteration, whether the leaf is an async issue, and how the use ends or extends
+        the lifetime - decided once per op: a walk meets each use once per iteration
+        of the loops around the buffer, and xDSL's op hash and isinstance on its
+        abstract op classes are slow."""
+        s = self.s
+        leaf = s.enclosing_leaf.get(op, op)
+        if leaf is not op:
+            role = _Use.INSIDE
+        elif isinstance(op, ReleaseOp):
+            role = _Use.RELEASE
+        elif isinstance(op, OffloadOp):
+            role = _Use.OFFLOAD
+        elif isinstance(op, YieldOp):
+            role = _Use.YIELD
+        elif isinstance(op, func.ReturnOp):
+            role = _Use.RETURN
+        elif isinstance(op, LoopOp):
+            role = _Use.LOOP
+        else:
+            role = _Use.ALIAS if _is_alias_op(op) else _Use.READ
+        facts = (leaf, s.scope_of[leaf], s.offset[leaf], not isinstance(leaf, (ReleaseOp, OffloadOp)),
+                 _is_async_issue(leaf), role)
+        self._uses[id(op)] = facts
+        return facts
+
+    def _carried_count(self, loop: LoopOp) -> int:
+        """len(loop.carried), which xDSL recomputes from the operand segments each time."""
+        count = self._carried.get(id(loop))
+        if count is None:
+            count = self._carried[id(loop)] = len(loop.carried)
+        return count
 
     def _through_yield(self, op: YieldOp, idx: int, scope: Scope, base: int, frames: tuple, sl):
         parent = op.parent_op()
@@ -543,7 +594,7 @@ class Liveness:
         f = frames[-1]
         outer = frames[:-1]
         result = parent.results[idx]
-        if idx >= len(parent.carried):  # a per-iteration output: one slice of the stack
+        if idx >= self._carried_count(parent):  # a per-iteration output: one slice of the stack
             if f.first is None and sl is None:
                 return [(result, scope.parent, f.parent_base, outer, f.iteration)]
             if f.first and sl is None:  # slices first.. alias this buffer
@@ -563,7 +614,7 @@ class Liveness:
         body = self.s.body_scope[loop]
         start = base + self.s.offset[loop]
         arg = loop.body.block.args[idx]
-        if idx < len(loop.carried):
+        if idx < self._carried_count(loop):
             return (arg, body, start, frames + (Frame(body, 0, base),), sl)
         if sl is not None:  # one slice of a stack: the iteration that receives it
             j = body.count - 1 - sl if loop.reverse is not None else sl

@@ -214,6 +214,20 @@ def _deps(value) -> tuple:
     return value.union() if isinstance(value, Stacked) else value
 
 
+def _union(values: dict[int, object], ids: tuple[int, ...]) -> tuple:
+    """The sorted union of the deps of the values `ids` names. Every deps tuple the
+    emitter stores is sorted and free of repeats, so one operand's is its own (most
+    ops read one value; the set would be built 10^5 times for nothing)."""
+    if len(ids) == 1:
+        d = values[ids[0]]
+        return d.union() if d.__class__ is Stacked else d
+    seen: set[int] = set()
+    for v in ids:
+        d = values[v]
+        seen.update(d.union() if d.__class__ is Stacked else d)
+    return tuple(sorted(seen))
+
+
 # -- expansion -------------------------------------------------------------------------------
 
 
@@ -363,24 +377,20 @@ class _Expander:
             steps = self.compiled[id(block)] = self._compile(block)
         out: list = []
         values = self.values
+        static_ids = self.static_ids
         for kind, op, a, b, leaf in steps:
             self.position += leaf
             if kind == 0:  # compute: one node
-                seen: set[int] = set()
-                for v in a:
-                    d = values[v]
-                    seen.update(d.union() if d.__class__ is Stacked else d)
-                d = tuple(sorted(seen))
+                d = _union(values, a)
                 if not self.comm_only:
-                    d = (self.add_node(self.compute_static(op), d),)
+                    static = static_ids.get(("op", id(op), self.phase))
+                    if static is None:
+                        static = self.compute_static(op)
+                    d = (self.add_node(static, d),)
                 for r in b:
                     values[r] = d
             elif kind == 1:  # a view: deps pass on
-                seen = set()
-                for v in a:
-                    d = values[v]
-                    seen.update(d.union() if d.__class__ is Stacked else d)
-                d = tuple(sorted(seen))
+                d = _union(values, a)
                 for r in b:
                     values[r] = d
             elif kind == 2:  # state read
@@ -430,7 +440,9 @@ class _Expander:
             elif isinstance(op, ReshardOp):
                 raise EmitError("a stg.reshard is left: run stg-match-collectives before emitting a trace")
             elif isinstance(op, CollectiveOp):
-                steps.append((5, op, self.collective, None))
+                axes = op.axis_names
+                among = op.coordinates if isinstance(op, AllReduceStagesOp) else None
+                steps.append((5, op, self.collective, (axes, among, self.space.group_size(axes, among) == 1)))
             elif isinstance(op, (SendOp, RecvOp)):
                 steps.append((5, op, self.p2p, None))
             elif isinstance(op, LoopOp):
@@ -580,11 +592,12 @@ class _Expander:
 
     # -- communication ---------------------------------------------------------------------
 
-    def collective(self, op: CollectiveOp) -> None:
+    def collective(self, op: CollectiveOp, info: tuple) -> None:
+        """`info`: the op's axes, its `among` coordinates, whether its group is one rank
+        (decided once per op by _compile)."""
         d = self.deps(op.operands)
-        axes = op.axis_names
-        among = op.coordinates if isinstance(op, AllReduceStagesOp) else None
-        if self.space.group_size(axes, among) == 1:
+        axes, among, alone = info
+        if alone:
             self.values[id(op.result)] = d
             return
         def make() -> Static:

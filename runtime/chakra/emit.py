@@ -442,9 +442,10 @@ class _Expander:
             elif isinstance(op, CollectiveOp):
                 axes = op.axis_names
                 among = op.coordinates if isinstance(op, AllReduceStagesOp) else None
-                steps.append((5, op, self.collective, (axes, among, self.space.group_size(axes, among) == 1)))
+                steps.append((5, op, self.collective,
+                              (operands, axes, among, self.space.group_size(axes, among) == 1)))
             elif isinstance(op, (SendOp, RecvOp)):
-                steps.append((5, op, self.p2p, None))
+                steps.append((5, op, self.p2p, operands))
             elif isinstance(op, LoopOp):
                 steps.append((5, op, self.loop, None))
             elif isinstance(op, PhaseOp):
@@ -593,10 +594,10 @@ class _Expander:
     # -- communication ---------------------------------------------------------------------
 
     def collective(self, op: CollectiveOp, info: tuple) -> None:
-        """`info`: the op's axes, its `among` coordinates, whether its group is one rank
-        (decided once per op by _compile)."""
-        d = self.deps(op.operands)
-        axes, among, alone = info
+        """`info`: the ids of the op's operands, its axes, its `among` coordinates,
+        whether its group is one rank (decided once per op by _compile)."""
+        operands, axes, among, alone = info
+        d = _union(self.values, operands)
         if alone:
             self.values[id(op.result)] = d
             return
@@ -633,8 +634,8 @@ class _Expander:
         if op.result is not None:
             self.values[id(op.result)] = d
 
-    def p2p(self, op: SendOp | RecvOp) -> None:
-        d = self.deps(op.operands)
+    def p2p(self, op: SendOp | RecvOp, operands: tuple[int, ...]) -> None:
+        d = _union(self.values, operands)
         role = "send" if isinstance(op, SendOp) else "recv"
         axis, peer = op.axis.data, op.peer.value.data
 

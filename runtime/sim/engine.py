@@ -52,10 +52,14 @@ def simulate(actors: Sequence[Actor], *, progress: Callable[[int, int], None] | 
     """Run every actor's program to its end; each node's start and end time."""
     n_actors = len(actors)
     programs = [a.program for a in actors]
-    succs = {}
+    # per node: its successors and its engine, once per program (the actors of a rank
+    # class share one); the loop below runs once per node of every actor
+    tables: dict[int, tuple[list[list[int]], list[int]]] = {}
     for p in programs:
-        if id(p) not in succs:
-            succs[id(p)] = p.successors()
+        if id(p) not in tables:
+            tables[id(p)] = (p.successors(), [ENGINE[k] for k in p.kind])
+    succs = [tables[id(p)][0] for p in programs]
+    engine_of = [tables[id(p)][1] for p in programs]
     starts = [array("q", [-1]) * len(p) for p in programs]
     ends = [array("q", [-1]) * len(p) for p in programs]
     remaining = [[len(d) for d in p.deps] for p in programs]
@@ -75,11 +79,12 @@ def simulate(actors: Sequence[Actor], *, progress: Callable[[int, int], None] | 
         nonlocal seq
         program = programs[a]
         kinds = program.kind
+        engines = busy[a]
         for engine, queue in enumerate(ready[a]):
-            if busy[a][engine] or not queue:
+            if engines[engine] or not queue:
                 continue
             node = heappop(queue)
-            busy[a][engine] = True
+            engines[engine] = True
             starts[a][node] = t
             kind = kinds[node]
             if kind == COMP or kind == COPY:
@@ -119,22 +124,21 @@ def simulate(actors: Sequence[Actor], *, progress: Callable[[int, int], None] | 
                 else:
                     waiting.setdefault(key, deque()).append((a, node))
 
-    for a, program in enumerate(programs):
+    for a in range(n_actors):
         queues = ready[a]
-        kinds = program.kind
+        engine = engine_of[a]
         for node, count in enumerate(remaining[a]):
             if count == 0:
-                heappush(queues[ENGINE[kinds[node]]], node)
+                heappush(queues[engine[node]], node)
         issue(a, 0)
 
     while events:
         t, _, a, node = heappop(events)
-        program = programs[a]
-        kind = program.kind[node]
+        engine = engine_of[a]
         ends[a][node] = t
-        busy[a][ENGINE[kind]] = False
-        if kind == SEND:
-            m = actors[a].comm[program.comm[node]]
+        busy[a][engine[node]] = False
+        if engine[node] == 1 and programs[a].kind[node] == SEND:
+            m = actors[a].comm[programs[a].comm[node]]
             key = (a, m.peer, m.tag)
             posted = waiting.get(key)
             if posted:
@@ -145,11 +149,10 @@ def simulate(actors: Sequence[Actor], *, progress: Callable[[int, int], None] | 
                 arrived.setdefault(key, deque()).append(t)
         rem = remaining[a]
         queues = ready[a]
-        kinds = program.kind
-        for s in succs[id(program)][node]:
+        for s in succs[a][node]:
             rem[s] -= 1
             if rem[s] == 0:
-                heappush(queues[ENGINE[kinds[s]]], s)
+                heappush(queues[engine[s]], s)
         issue(a, t)
         done += 1
         if progress is not None and done % step == 0:

@@ -64,17 +64,13 @@ def sim_program(program, *, trace_times: bool = False, roofline=None) -> SimProg
         else [-1] * len(node_static)
     out.positions = getattr(program, "positions", 0)
 
+    # a label per distinct (static, context), numbered in order of first use
     labels: dict[tuple[int, int], int] = {}
-    contexts = program.contexts
-
-    def label_of(key: tuple[int, int]) -> int:
-        index = labels[key] = len(out.labels)
-        st, ctx = key
-        out.labels.append(statics[st].label + ("@" + contexts[ctx] if contexts[ctx] else ""))
-        return index
-
-    get = labels.get
-    out.label = [get(key) if key in labels else label_of(key) for key in zip(node_static, program.node_ctx)]
+    number = labels.setdefault
+    out.label = [number(key, len(labels)) for key in zip(node_static, program.node_ctx)]
+    names = [st.label for st in statics]
+    suffixes = ["@" + c if c else "" for c in program.contexts]
+    out.labels = [names[st] + suffixes[ctx] for st, ctx in labels]
 
     refs: dict[tuple, int] = {}
     comm = [-1] * len(node_static)

@@ -74,31 +74,16 @@ def add_parser(subcommands) -> argparse.ArgumentParser:
 
 def evaluate(base: list[str], hardware_name: str, hbm_bytes: int, strategy):
     """One strategy simulated (a worker process's job); errors become the point's."""
-    from xdsl.utils.exceptions import DiagnosticException
-
-    from stagec.runtime.chakra.emit import EmitError
-    from stagec.runtime.cost.hardware_description import load_hardware
     from stagec.runtime.sim.dse import Point
-    from stagec.runtime.sim.engine import SimulationError
-    from stagec.runtime.sim.network import NetworkModel
-    from stagec.runtime.sim.simulate import simulate_module
-    from stagec.tools.stagec_cli import _parser
-    from stagec.tools.stagec_trace import _cost_model
-    from stagec.tools.step import micro_batches_for, step_bindings, step_module
+    from stagec.runtime.sim.gc_paused import gc_paused
 
     point = Point(strategy)
-    try:
-        args = _parser().parse_args(["simulate", *base, *strategy.argv()])
-        micro_batches = micro_batches_for(args)
-        module = step_module(args, micro_batches)
-        bindings = step_bindings(args, micro_batches)
-        hardware = load_hardware(hardware_name)
-        world = args.dp * args.fsdp * args.ep * args.cp * args.tp * args.pp
-        network = NetworkModel.from_hardware(hardware, world)
-        report = simulate_module(module, network, bindings, cost=_cost_model(args), fork=False, hardware=hardware,
-                                 outer_stages=True)
-    except (UsageError, DiagnosticException, EmitError, SimulationError, ValueError) as error:
-        point.error = str(error).splitlines()[0][:200]
+    # The passes, like the simulation, make millions of objects the collector would
+    # rescan to no end (gc_paused.py). The strategy's module is garbage by the time
+    # the collector resumes, so its first collection frees it, once.
+    with gc_paused():
+        report = _simulate(base, hardware_name, strategy, point)
+    if report is None:
         return point
     point.iteration_ns = report.iteration_ns
     point.live_bytes = report.peak_memory_bytes
@@ -108,6 +93,34 @@ def evaluate(base: list[str], hardware_name: str, hbm_bytes: int, strategy):
         return point
     point.fits = point.reserved_bytes <= hbm_bytes
     return point
+
+
+def _simulate(base: list[str], hardware_name: str, strategy, point):
+    """`stagec simulate`'s report on the strategy, or None with the reason in `point`."""
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from stagec.runtime.chakra.emit import EmitError
+    from stagec.runtime.cost.hardware_description import load_hardware
+    from stagec.runtime.sim.engine import SimulationError
+    from stagec.runtime.sim.network import NetworkModel
+    from stagec.runtime.sim.simulate import simulate_module
+    from stagec.tools.stagec_cli import _parser
+    from stagec.tools.stagec_trace import _cost_model
+    from stagec.tools.step import micro_batches_for, step_bindings, step_module
+
+    try:
+        args = _parser().parse_args(["simulate", *base, *strategy.argv()])
+        micro_batches = micro_batches_for(args)
+        module = step_module(args, micro_batches)
+        bindings = step_bindings(args, micro_batches)
+        hardware = load_hardware(hardware_name)
+        world = args.dp * args.fsdp * args.ep * args.cp * args.tp * args.pp
+        network = NetworkModel.from_hardware(hardware, world)
+        return simulate_module(module, network, bindings, cost=_cost_model(args), fork=False, hardware=hardware,
+                               outer_stages=True)
+    except (UsageError, DiagnosticException, EmitError, SimulationError, ValueError) as error:
+        point.error = str(error).splitlines()[0][:200]
+        return None
 
 
 def run(args: argparse.Namespace) -> None:

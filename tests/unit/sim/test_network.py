@@ -202,6 +202,19 @@ def test_subgroup_is_a_ring_over_its_members():
     assert ring8(**{"endpoint-delay": 100}).collective_ns("all_reduce", 16 * MiB, [0, 1, 2, 3]) == expected
 
 
+def test_subgroup_of_alike_members_in_closed_form():
+    # Members 0, 2, 4, 6 of the 8-ring: every hop, 6 -> 0 included, is 2 hops, so
+    # d = floor(2 * 500 + 78125) = 79125 for m = 16 MiB / 4; started together, every
+    # member sends each step at once: 10 + 6 * (79125 + 10) + 3 * R(4 MiB).
+    expected = 10 + 6 * 79_135 + 3 * 7863
+    assert ring8().collective_finish_ns("all_reduce", 16 * MiB, [0, 2, 4, 6]) == [expected] * 4
+    # 1, 3, 5, 7 sit alike: the same time (computed once, network.py _subgroup_finish)
+    assert ring8().collective_ns("all_reduce", 16 * MiB, [1, 3, 5, 7]) == expected
+    # one member late breaks the symmetry: it delays the members after it, not itself
+    late = ring8().collective_finish_ns("all_reduce", 16 * MiB, [0, 2, 4, 6], starts=[0, 0, 1000, 0])
+    assert late[2] == expected and max(late) > expected
+
+
 def test_subgroup_order_and_minimum_chunk():
     net = ring8(**{"preferred-dataset-splits": 4})
     # 12 bytes / 4 = 3, raised to the system's 8 NPUs (not the group's 2): 2 chunks,

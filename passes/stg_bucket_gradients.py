@@ -204,34 +204,55 @@ def _bucket_phase(phase: PhaseOp, readiness: Callable[[], dict], sizes: _Sizes, 
     gathers: list[_Entry] = []
     order = 0
 
-    def entry(op: CollectiveOp, layers: tuple, param: str, full: TensorType) -> _Entry:
-        return _Entry(op, layers, order, param, -1, sizes.int(op.bytes_moved(), "a gradient's bytes", op),
-                      sizes.int(full.global_numel(), "a gradient's size", op))
+    # what each op of the phase is to the buckets, decided once: a layer loop's body is
+    # scanned once per layer, and evaluating sizes symbolically is slow
+    kinds: dict[int, tuple] = {}
+
+    def kind_of(op: Operation) -> tuple:
+        """(list the op's entries go to or None, its parameter, its bytes and
+        elements, whether it counts in the program order), or the op's own structure:
+        ("repeat", count, offset, stack), ("loop",), ("regions",)."""
+        if isinstance(op, AllReduceOp | ReduceScatterOp) and (param := _grad_read(op.input)) is not None:
+            if sizes.group(op.axis_names) > 1:
+                found = reduces if isinstance(op, AllReduceOp) else scatters
+                return (found, param, *measure(op, op.input.type), True)
+            return (None, None, 0, 0, True)
+        if isinstance(op, AllGatherOp) and sizes.group(op.axis_names) > 1 \
+                and (param := _assigned_param(op)) is not None:
+            return (gathers, param, *measure(op, op.result.type), True)
+        if isinstance(op, RepeatOp):
+            return ("repeat", sizes.int(op.count_expr, "a repeat's count", op),
+                    sizes.int(op.offset_expr, "a repeat's offset", op), sizes.int(op.stack_expr, "a repeat's stack", op))
+        if isinstance(op, LoopOp):
+            return ("loop",)
+        return ("regions",)
+
+    def measure(op: CollectiveOp, full: TensorType) -> tuple[int, int]:
+        return (sizes.int(op.bytes_moved(), "a gradient's bytes", op),
+                sizes.int(full.global_numel(), "a gradient's size", op))
 
     def scan(block: Block, layers: tuple) -> None:
         nonlocal order
         for op in block.ops:
-            if isinstance(op, AllReduceOp | ReduceScatterOp) and _grad_read(op.input) is not None:
-                if sizes.group(op.axis_names) > 1:
-                    found = reduces if isinstance(op, AllReduceOp) else scatters
-                    found.append(entry(op, layers, _grad_read(op.input), op.input.type))
-                order += 1
-            elif isinstance(op, AllGatherOp) and sizes.group(op.axis_names) > 1 \
-                    and (param := _assigned_param(op)) is not None:
-                gathers.append(entry(op, layers, param, op.result.type))
-                order += 1
-            elif isinstance(op, RepeatOp):
-                count = sizes.int(op.count_expr, "a repeat's count", op)
-                offset = sizes.int(op.offset_expr, "a repeat's offset", op)
-                stack = sizes.int(op.stack_expr, "a repeat's stack", op)
+            kind = kinds.get(id(op))
+            if kind is None:
+                kind = kinds[id(op)] = kind_of(op)
+            what = kind[0]
+            if what == "repeat":
+                _, count, offset, stack = kind
                 for i in range(count):
                     scan(op.body.block, layers + ((offset + i, stack),))
-            elif isinstance(op, LoopOp):
+            elif what == "loop":
                 continue
-            else:
+            elif what == "regions":
                 for region in op.regions:
                     for b in region.blocks:
                         scan(b, layers)
+            else:
+                found, param, size, elements, _ = kind
+                if found is not None:
+                    found.append(_Entry(op, layers, order, param, -1, size, elements))
+                order += 1
 
     scan(phase.body.block, ())
     if not (reduces or scatters or gathers):

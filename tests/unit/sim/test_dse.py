@@ -3,12 +3,15 @@ that a pipeline's first and last stage bound its memory (what dse analyses)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from stagec.runtime.cost.hardware_description import load_hardware
 from stagec.runtime.sim.dse import Point, Strategy, pareto_front
 from stagec.runtime.sim.memory import class_timelines
-from stagec.tools.stagec_cli import _parser
+from stagec.tools.stagec_cli import _parser, main
+from stagec.tools.stagec_dse import evaluate
 from stagec.tools.step import micro_batches_for, step_bindings, step_module
 
 
@@ -50,3 +53,30 @@ def test_the_first_and_last_stage_bound_every_stage(argv):
     assert len(every) == 4 and len(outer) == 2
     assert max(c[1] for c in every) == max(c[1] for c in outer)  # live
     assert max(c[2] for c in every) == max(c[2] for c in outer)  # reserved
+
+
+# tests/lit/tools/stagec/dse.mlir's tiny Llama: 4 query heads, 2 key/value heads, 2 layers
+TINY = {"model_type": "llama", "hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "intermediate_size": 24, "vocab_size": 32, "rope_theta": 10000.0,
+        "rms_norm_eps": 1e-5}
+
+
+@pytest.mark.parametrize("strategy", [
+    Strategy(tp=2, pp=2, micro_batch=1),
+    Strategy(pp=2, data=2, zero=1, recompute=True),
+    Strategy(tp=2, data=2, fsdp=True, micro_batch=2),
+], ids=lambda s: s.label)
+def test_a_point_is_what_stagec_simulate_reports(strategy, tmp_path, capsys):
+    """dse pauses the collector and analyses a pipeline's outer stages only: neither may
+    change a number, so each point equals `stagec simulate` on its command line."""
+    config = tmp_path / "tiny.json"
+    config.write_text(json.dumps(TINY))
+    base = ["--model", str(config), "--batch", "4", "--seq", "8", "--dtype", "bf16", "--hardware", "h100-sxm",
+            "--quiet"]
+    point = evaluate(base, "h100-sxm", 80 * 2**30, strategy)
+    assert point.error is None
+    assert main(["simulate", *base, *strategy.argv(), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert point.iteration_ns == report["iteration_ns"]
+    assert point.live_bytes == report["peak_memory_bytes"]
+    assert point.reserved_bytes == report["reserved_memory_bytes"]

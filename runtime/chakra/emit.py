@@ -247,6 +247,7 @@ class _Expander:
         self.values: dict[int, object] = {}  # id(SSA value) -> deps (xDSL's __hash__ is slow)
         self.state: dict[tuple, tuple] = {}
         self.static_ids: dict[tuple, int] = {}
+        self.computes: list[bool] = []  # per static: a COMP node's (IntEnum compares are slow)
         self.compiled: dict[int, list] = {}
         self.last_comp: int | None = None
         # copies a stg.wait blocks the compute stream on: the next compute node waits
@@ -303,6 +304,7 @@ class _Expander:
             st = make()
             index = self.static_ids[key] = len(self.p.statics)
             self.p.statics.append(st)
+            self.computes.append(st.type == NodeType.COMP_NODE)
         return index
 
     def op_cost(self, op: Operation):
@@ -337,7 +339,7 @@ class _Expander:
         p = self.p
         nid = len(p.node_static)
         last = self.last_comp
-        if p.statics[static].type == NodeType.COMP_NODE and stream is None:
+        if stream is None and self.computes[static]:
             ctrl = () if last is None or last in data else (last,)
             if self.barrier:
                 ctrl = tuple(sorted(set(ctrl).union(self.barrier).difference(data)))
@@ -426,7 +428,11 @@ class _Expander:
             elif isinstance(op, GroupOp):
                 members = op.members()
                 inputs = tuple(id(v) for v in _group_inputs(op, members))
-                steps.append((5, op, self.group, (members, inputs, op.collective_kind() is not None)))
+                collective = None
+                if op.collective_kind() is not None:
+                    axes = members[0].axis_names
+                    collective = (axes, self.space.group_size(axes) == 1, self.stream(op, axes), op.ready is None)
+                steps.append((5, op, self.group, (members, inputs, collective, tuple(id(r) for r in op.outputs))))
             elif isinstance(op, StateOp):
                 steps.append((2, op, _state_slot(op), id(op.result)))
             elif isinstance(op, AssignOp):
@@ -442,8 +448,8 @@ class _Expander:
             elif isinstance(op, CollectiveOp):
                 axes = op.axis_names
                 among = op.coordinates if isinstance(op, AllReduceStagesOp) else None
-                steps.append((5, op, self.collective,
-                              (operands, axes, among, self.space.group_size(axes, among) == 1)))
+                steps.append((5, op, self.collective, (operands, axes, among, self.space.group_size(axes, among) == 1,
+                                                       self.stream(op, axes, among))))
             elif isinstance(op, (SendOp, RecvOp)):
                 steps.append((5, op, self.p2p, operands))
             elif isinstance(op, LoopOp):
@@ -550,17 +556,14 @@ class _Expander:
     def group(self, op: GroupOp, info: tuple) -> None:
         """Ops issued as one: one GEMM node, or one collective node (its members'
         sizes summed); it depends on every value its members read from outside.
-        `info`: its members, the ids of what they read from outside, whether they
-        are collectives (decided once per op by _compile)."""
-        members, inputs, collective = info
+        `info`: its members, the ids of what they read from outside, for collectives
+        what group_collective needs, the ids of its outputs (decided once per op by
+        _compile)."""
+        members, inputs, collective, outputs = info
         values = self.values
-        seen: set[int] = set()
-        for v in inputs:
-            d = values[v]
-            seen.update(d.union() if d.__class__ is Stacked else d)
-        d = tuple(sorted(seen))
-        if collective:
-            d = self.group_collective(op, members, d)
+        d = _union(values, inputs)
+        if collective is not None:
+            d = self.group_collective(op, members, d, collective)
         elif not self.comm_only:
             def make() -> Static:
                 num, size, micros = 0, 0, 0.0
@@ -572,16 +575,18 @@ class _Expander:
                                     micros)
 
             d = (self.add_node(self.static(("op", id(op), self.phase), make), d),)
-        for r in op.outputs:
-            self.values[id(r)] = d
+        for r in outputs:
+            values[r] = d
 
-    def group_collective(self, op: GroupOp, members: list[Operation], d: tuple) -> tuple:
-        axes = members[0].axis_names
-        if self.space.group_size(axes) == 1:
+    def group_collective(self, op: GroupOp, members: list[Operation], d: tuple, info: tuple) -> tuple:
+        """`info`: the members' axes, whether their group is one rank, the stream, whether
+        the group has an issue point (not a `ready` bucket)."""
+        axes, alone, stream, issue = info
+        if alone:
             return d
-        comm_type = _coll_type(members[0])
 
         def make() -> Static:
+            comm_type = _coll_type(members[0])
             size = sum(self.op_cost(m).tensor_size for m in members)
             micros = self.cost.collective_micros(COMM_KIND_NAMES[comm_type], size, self.space.group_size(axes))
             what = f"{COMM_KIND_NAMES[comm_type]}{'_bucket' if op.ready is not None else ''}.x{len(members)}"
@@ -589,14 +594,14 @@ class _Expander:
             return _coll_static(label, comm_type, size, micros, ("pg", axes, None))
 
         static = self.static(("op", id(op), self.phase), make)
-        return (self.add_node(static, d, stream=self.stream(op, axes), issue=op.ready is None),)
+        return (self.add_node(static, d, stream=stream, issue=issue),)
 
     # -- communication ---------------------------------------------------------------------
 
     def collective(self, op: CollectiveOp, info: tuple) -> None:
         """`info`: the ids of the op's operands, its axes, its `among` coordinates,
-        whether its group is one rank (decided once per op by _compile)."""
-        operands, axes, among, alone = info
+        whether its group is one rank, its stream (decided once per op by _compile)."""
+        operands, axes, among, alone, stream = info
         d = _union(self.values, operands)
         if alone:
             self.values[id(op.result)] = d
@@ -606,7 +611,7 @@ class _Expander:
             return _coll_static(self.label(op), _coll_type(op), c.tensor_size, c.micros, ("pg", axes, among))
 
         static = self.static(("op", id(op), self.phase), make)
-        nid = self.add_node(static, d, stream=self.stream(op, axes, among))
+        nid = self.add_node(static, d, stream=stream)
         self.values[id(op.result)] = (nid,)
 
     def copy(self, op: OffloadOp | ReloadOp) -> None:

@@ -72,7 +72,7 @@ from stagec.passes.deepcompile.sites import (
     group_size,
     top_level,
     with_extra_scan,
-    with_extra_yield,
+    with_extra_yields,
 )
 from stagec.passes.diagnostics import PassError
 from stagec.runtime.cost.profile import Profile, ProfileError, load_profile
@@ -171,21 +171,27 @@ def unshard(module: ModuleOp, options: StgUnshard = StgUnshard(), *, profile: Pr
     # sites and program order are found once: a keep removes only its own sites, moves
     # regions into rebuilt phases and loops (the ops stay), and rebuilds fused groups
     # (refreshed below); walking the step again per kept parameter made this quadratic
-    order = _program_order(function)
+    chosen = []
     for candidate, key in candidates:
         if result.peak_bytes + result.kept_bytes + candidate.cost >= limit:
             continue
+        chosen.append(key)
+        result.kept.append(candidate.name)
+        result.kept_bytes += candidate.cost
+        result.removed_gathers += candidate.gathers
+    in_place = [k for k in chosen if k[1] is not None and _in_phases(function, by_param[k][0])]
+    # the kept buffers leave their phases first, each phase rebuilt once for all of them
+    chains = dict(zip(in_place, _leave_phases(function, [by_param[k][0].wait.result for k in in_place])))
+    order = _program_order(function)
+    for key in chosen:
         sites = by_param[key]
         for site in sites:
             if site.group is not None:  # an earlier keep may have rebuilt its fused group
                 site.group = site.gather.parent_op()
-        if key[1] is not None and _in_phases(function, sites[0]):
-            _keep_in_place(function, sites, order)
+        if key in chains:
+            _keep_in_place(function, sites, order, chains[key])
         else:
             _keep(function.body.block, sites)
-        result.kept.append(candidate.name)
-        result.kept_bytes += candidate.cost
-        result.removed_gathers += candidate.gathers
     return result
 
 
@@ -280,18 +286,37 @@ def _program_order(function: func.FuncOp) -> dict[Operation, int]:
     return {op: i for i, op in enumerate(function.walk())}
 
 
-def _keep_in_place(function: func.FuncOp, sites: list[GatherSite], order: dict[Operation, int]) -> None:
+def _leave_phases(function: func.FuncOp, kept: list[SSAValue]) -> list[list[SSAValue]]:
+    """For each kept buffer, the buffer and then the result of each phase around it
+    (innermost first) that yields it out; the deepest phases are rebuilt first, each
+    once with every buffer leaving it, in `kept`'s order."""
+    holders = []
+    for value in kept:
+        phases, holder = [], value.owner.parent_op()
+        while holder is not function:
+            phases.append(holder)
+            holder = holder.parent_op()
+        holders.append(phases)
+    chains = [[value] for value in kept]
+    for depth in range(max((len(h) for h in holders), default=0), 0, -1):
+        leaving: dict[Operation, list[int]] = {}
+        for i, phases in enumerate(holders):
+            if len(phases) >= depth:
+                leaving.setdefault(phases[len(phases) - depth], []).append(i)
+        for phase, members in leaving.items():
+            _, results = with_extra_yields(phase, [chains[i][-1] for i in members])
+            for i, value in zip(members, results):
+                chains[i].append(value)
+    return chains
+
+
+def _keep_in_place(function: func.FuncOp, sites: list[GatherSite], order: dict[Operation, int],
+                   chain: list[SSAValue]) -> None:
     """Keep one layer's slice gathered by its first all-gather, where stg-prefetch put
     it (so the forward still overlaps it): its value leaves its phases through their
-    yields, every later gather of the slice is removed and its uses take the kept
-    value, and one release follows the last use, at the innermost level that sees it."""
-    kept = sites[0].wait.result
-    chain = [kept]  # the kept buffer, then the result of each phase it leaves
-    holder = sites[0].wait.parent_op()
-    while holder is not function:
-        phase, value = with_extra_yield(holder, chain[-1])
-        chain.append(value)
-        holder = phase.parent_op()
+    yields (`chain`: the buffer, then each phase's result, from `_leave_phases`), every
+    later gather of the slice is removed and its uses take the kept value, and one
+    release follows the last use, at the innermost level that sees it."""
     aliases: set[SSAValue] = set(chain)
     for site in sites[1:]:
         value = next(v for v in chain if _sees(v, site.wait))

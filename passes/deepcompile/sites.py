@@ -7,7 +7,7 @@ and rebuild in it, beside the profile (block_profile.py):
 - `gather_micros`: T_c(V) from the profile's all-gather samples, else the cost model
   (as stg-prefetch reads it);
 - `top_level(op, block)`: the ancestor of `op` standing in `block`;
-- `drop_group_member`, `with_extra_scan`, `with_extra_yield`: an op with regions
+- `drop_group_member`, `with_extra_scan`, `with_extra_yield(s)`: an op with regions
   rebuilt with one member, scanned value or result less or more (xDSL ops have fixed
   operands and results).
 """
@@ -168,12 +168,19 @@ def with_extra_scan(loop: RepeatOp, stack: SSAValue) -> tuple[RepeatOp, SSAValue
 
 def with_extra_yield(phase: PhaseOp, value: SSAValue) -> tuple[PhaseOp, SSAValue]:
     """`phase` rebuilt yielding `value` too; returns it and the new result."""
+    new, (result,) = with_extra_yields(phase, [value])
+    return new, result
+
+
+def with_extra_yields(phase: PhaseOp, values: list[SSAValue]) -> tuple[PhaseOp, list[SSAValue]]:
+    """`phase` rebuilt yielding `values` too, in that order; returns it and the new
+    results (one rebuild for many: each moves every use of the phase's results)."""
     block = phase.body.block
     yielded = block.last_op
-    values = [*yielded.operands, value]
+    operands = [*yielded.operands, *values]
     yielded.detach()
     yielded.erase()
-    block.add_op(YieldOp(*values))
+    block.add_op(YieldOp(*operands))
     new = PhaseOp(phase.kind.data, phase.detach_region(phase.body))
     new.attributes.update(phase.attributes)
     phase.parent_block().insert_op_before(new, phase)
@@ -182,6 +189,7 @@ def with_extra_yield(phase: PhaseOp, value: SSAValue) -> tuple[PhaseOp, SSAValue
         old.replace_all_uses_with(fresh)
     phase.detach()
     phase.erase()
-    new.results[-1].name_hint = value.name_hint
-    return new, new.results[-1]
-
+    added = list(new.results[len(new.results) - len(values):])
+    for value, result in zip(values, added):
+        result.name_hint = value.name_hint
+    return new, added

@@ -53,6 +53,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from stagec.dialects.stg.schedule import SCHEDULED, GroupOp
+from stagec.dialects.stg.attributes import element_bytes
 from stagec.passes.analysis.liveness import AccountingError, Evaluator
 from stagec.passes.deepcompile.decisions import record
 from stagec.passes.deepcompile.gathers import coalesce, place, stream_of
@@ -129,7 +130,6 @@ def reduce_buckets(module: ModuleOp, options: StgReduceBuckets = StgReduceBucket
 class _Bucket:
     members: list[GradientReduction] = field(default_factory=list)
     elements: int = 0
-    issue: Operation | None = None  # the collective or group, once flushed
 
     @property
     def states(self) -> set[tuple]:
@@ -155,8 +155,8 @@ def _bucket_block(block: Block, ev: Evaluator, options: StgReduceBuckets, result
 
     def flush(key: tuple) -> None:
         bucket = open_.pop(key)
-        bucket.issue = _issue(bucket)
-        order.append(bucket.issue)
+        # a bucket of one is a group too: a second run sees it issued already
+        order.append(coalesce([m.issue for m in bucket.members]))
         result.buckets += 1
         result.gradients += len(bucket.members)
         result.sizes.append(bucket.elements)
@@ -194,11 +194,6 @@ def _bucket_block(block: Block, ev: Evaluator, options: StgReduceBuckets, result
     place(block, order)
 
 
-def _issue(bucket: _Bucket) -> Operation:
-    # a bucket of one is a group too: a second run sees it issued already
-    return coalesce([m.issue for m in bucket.members])
-
-
 def _key(op: Operation) -> tuple:
     """Reductions that may share a bucket (one NCCL group: one kind, stream, group of
     ranks and dtype)."""
@@ -208,7 +203,4 @@ def _key(op: Operation) -> tuple:
 def _elements(op: Operation, ev: Evaluator) -> int:
     """Elements of the gradient `op` reduces (DeepSpeed sizes its buckets in elements)."""
     ty = op.input.type
-    count = 1
-    for size in ty.local_shape():
-        count *= ev.int(size, f"a dim of the gradient {ty.layout_str()}")
-    return count
+    return ev.device_bytes(ty) // element_bytes(ty.element_type)

@@ -108,7 +108,8 @@ def test_every_gradient_is_in_one_bucket_waited_for_after_its_issue(tiny_schedul
 
 
 def _bucket_members(module) -> list[int]:
-    """Members per bucket, in the order reduce_buckets lists them (blocks, then issue order)."""
+    """Members per bucket (every bucket is a group), in the order reduce_buckets lists
+    them (blocks, then issue order)."""
     from stagec.passes.schedule.grouping import blocks_outside_groups
 
     counts = []
@@ -116,6 +117,4 @@ def _bucket_members(module) -> list[int]:
         for op in block.ops:
             if isinstance(op, GroupOp) and op.collective_kind() is ReduceScatterOp:
                 counts.append(len(op.members()))
-            elif isinstance(op, ReduceScatterOp) and op.is_async is not None:
-                counts.append(1)
     return counts

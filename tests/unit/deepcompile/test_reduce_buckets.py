@@ -118,3 +118,12 @@ def _bucket_members(module) -> list[int]:
             if isinstance(op, GroupOp) and op.collective_kind() is ReduceScatterOp:
                 counts.append(len(op.members()))
     return counts
+
+
+def test_stagec_compile_defaults_to_the_pass_bucket():
+    # the CLI keeps its own copy of the default so that `--help` does not import the pass
+    from stagec.passes.stg_reduce_buckets import DEEPSPEED_REDUCE_BUCKET_SIZE
+    from stagec.tools import stagec_compile
+
+    assert stagec_compile.DEEPSPEED_REDUCE_BUCKET_SIZE == DEEPSPEED_REDUCE_BUCKET_SIZE == 500_000_000
+    assert stagec_compile.CompileSettings().reduce_bucket == DEEPSPEED_REDUCE_BUCKET_SIZE

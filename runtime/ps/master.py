@@ -269,8 +269,7 @@ class Master:
         if info.get("pid") not in (None, int(b.get("pid", 0))):
             # a new process: the layers the old one received are gone
             log.info("slave %d restarted (pid %s -> %s)", slave, info.get("pid"), b.get("pid"))
-            for push in self.pushes.values():
-                push.received = {(sl, l) for sl, l in push.received if sl != slave}
+            self._forget_layers_on(slave)
         info.update(beat=time.monotonic(), pid=int(b.get("pid", 0)), version=int(b.get("version", -1)))
         reply = {"epoch": self.epoch, "version": self.version, "finished": self.finished,
                  "shutdown": self.drained(),
@@ -289,6 +288,21 @@ class Master:
             elif r.phase == "commit" and slave not in r.committed:
                 reply["instruction"] = {"op": "commit", "round": r.id, "version": r.version}
         return reply
+
+    def _forget_layers_on(self, slave: int) -> None:
+        """`slave`'s process is gone, and with it every layer it had received: a push
+        not yet committed that had delivered one can never be prepared, so it is
+        skipped (its cluster learns so at its next grant or prepare and goes on from its
+        local parameters) instead of waiting for a layer nobody will send again. Pushes
+        already committed are the round's business (the slave reports the layer missing
+        and the round aborts)."""
+        for push in self.pushes.values():
+            lost = {(sl, l) for sl, l in push.received if sl == slave}
+            push.received -= lost
+            if lost and push.state in ("sending", "prepared"):
+                log.warning("push %s of cluster %d lost %d layers with slave %d: skipped", push.id, push.cluster,
+                            len(lost), slave)
+                push.state = "skipped"  # its slaves stay held until its step in flight ends
 
     def drained(self) -> bool:
         """Training is over and every slave holds the last committed version (a master
@@ -441,9 +455,7 @@ class Master:
                 log.warning("slave %d missed %d heartbeats: restarting it", s, self.plan.missed_heartbeats)
                 if info.get("pid") and not self.finished:
                     _kill_slave(info["pid"])  # its supervisor restarts it from its latest snapshot
-                for p in [p for p, x in self.pushes.items() if x.state == "sending"
-                          and any(self.plan.slave_of_layer[l] == s for st in x.steps for l in st)]:
-                    self.pushes[p].received = {(sl, l) for sl, l in self.pushes[p].received if sl != s}
+                self._forget_layers_on(s)
                 if self.round is not None and self.round.phase in ("norms", "prepare"):
                     self._abort(f"slave {s} was lost")
             if self.round is None and self._window_closed(now):

@@ -115,8 +115,11 @@ def _make_async(op: Operation) -> None:
     results = list(op.results)
     # a send's async form returns one bare token; the others a token per result
     tokens = [TokenType()] if isinstance(op, SendOp) else [TokenType(r.type) for r in results]
+    # the regions move to the new op (the old one is erased below): a group's members
+    # are not copied
+    regions = [op.detach_region(r) for r in list(op.regions)]
     new = op.create(operands=list(op.operands), result_types=tokens, properties=dict(op.properties),
-                    attributes=dict(op.attributes), regions=[r.clone() for r in op.regions])
+                    attributes=dict(op.attributes), regions=regions)
     block.insert_op_before(new, op)
     for i, token in enumerate(new.results):
         old = results[i] if i < len(results) else None

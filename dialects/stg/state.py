@@ -23,6 +23,8 @@ step keeps (stg-autodiff's conventions):
 
 from __future__ import annotations
 
+import functools
+
 from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, i64
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, traits_def
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
@@ -50,7 +52,15 @@ class LayerAddressed:
 
 
 def layer_props(layer: tuple[int, int] | None) -> dict:
-    return {} if layer is None else {"layer": IntegerAttr(layer[0], i64), "stack": IntegerAttr(layer[1], i64)}
+    return {} if layer is None else {"layer": _i64(layer[0]), "stack": _i64(layer[1])}
+
+
+@functools.lru_cache(maxsize=4096)
+def _i64(value: int) -> IntegerAttr:
+    """One shared attribute per index (attributes are immutable): building and
+    verifying an IntegerAttr costs more than the rest of a state op, and passes that
+    unroll layer loops make thousands with a few dozen values."""
+    return IntegerAttr(value, i64)
 
 
 class StateOp(LayerAddressed, IRDLOperation):

@@ -133,7 +133,9 @@ def module_bindings(module: ModuleOp, bindings: Mapping[str, int] | None = None)
 
 
 def mesh_ops(module: ModuleOp) -> list[MeshOp]:
-    return [op for op in module.walk() if isinstance(op, MeshOp)]
+    """The module's meshes: declared among its top-level ops, where the collectives'
+    symbol lookup (mesh.lookup_mesh) finds them - no walk of the whole program."""
+    return [op for op in module.ops if isinstance(op, MeshOp)]
 
 
 def world_ranks(module: ModuleOp, ev: Evaluator) -> tuple[int, ...]:

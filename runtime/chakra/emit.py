@@ -759,10 +759,12 @@ def _check_local_sizes(module: ModuleOp, env: Mapping[str, int]) -> None:
     from stagec.passes.analysis.liveness import AccountingError, Evaluator
 
     evaluator = Evaluator(env)
-    types = dict.fromkeys(v.type for op in module.walk()  # program order: the first offender is named
-                          for v in (*(a for r in op.regions for b in r.blocks for a in b.args), *op.results))
+    # program order, so the first offender is named; deduplicated by identity (hashing
+    # every value's type would cost more than checking it)
+    types = {id(v.type): v.type for op in module.walk()
+             for v in (*(a for r in op.regions for b in r.blocks for a in b.args), *op.results)}
     try:
-        for ty in types:
+        for ty in types.values():
             evaluator.device_bytes(ty)
     except AccountingError as error:
         raise EmitError(str(error)) from None

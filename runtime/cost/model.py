@@ -62,6 +62,7 @@ from stagec.dialects.stg.comm import (
 )
 from stagec.dialects.stg.cost import CostInterface, flop_category
 from stagec.dialects.stg.memory import OffloadOp, ReloadOp
+from stagec.dialects.stg.mesh import MeshOp
 from stagec.dialects.stg.training import VjpOp
 from stagec.dialects.symbolic import Expr, SymbolicError
 from stagec.passes.collectives.matcher import MatchError, match_reshard
@@ -136,6 +137,7 @@ class CostModel:
                 stacklevel=2,
             )
         self._caches: dict[tuple, tuple[dict, dict]] = {}
+        self._meshes: dict[tuple, MeshOp] = {}
         self._last: tuple[Mapping, dict, tuple[dict, dict]] | None = None
 
     # -- public ------------------------------------------------------------------------
@@ -246,7 +248,7 @@ class CostModel:
     def _comm_micros(self, op: CommOp, moved: int, bindings: Mapping[str, int]) -> float:
         if isinstance(op, LocalSliceOp) or not moved:
             return 0.0
-        mesh = op.mesh_op()
+        mesh = self._mesh_of(op)
         sizes: dict[str, int] = {}
         for axis, size in mesh.axis_sizes.items():
             try:
@@ -264,6 +266,20 @@ class CostModel:
             group = 2
         within = _within_node(sizes, axes, self.hardware.gpus_per_node)
         return self.collective_micros(op.COLLECTIVE_KIND, moved, group, within_node=within)
+
+    def _mesh_of(self, op: CommOp) -> MeshOp:
+        """op.mesh_op(), remembered per outermost op and mesh name: a symbol lookup
+        walks the op's ancestors twice, and a step has thousands of collectives."""
+        top = op
+        while (parent := top.parent_op()) is not None:
+            top = parent
+        key = (id(top), op.mesh.root_reference.data)
+        mesh = self._meshes.get(key)
+        if mesh is None or mesh.parent_op() is not top:  # a new module, or its mesh replaced
+            if len(self._meshes) > 64:  # the cached meshes keep their modules alive
+                self._meshes.clear()
+            mesh = self._meshes[key] = op.mesh_op()
+        return mesh
 
     def _reshard_micros(self, op: ReshardOp, sizes: Mapping[str, int], bindings: Mapping[str, int]) -> float:
         """An unmatched reshard costs the collectives stg-match-collectives would

@@ -137,7 +137,7 @@ class CostModel:
                 stacklevel=2,
             )
         self._caches: dict[tuple, tuple[dict, dict]] = {}
-        self._meshes: dict[tuple, MeshOp] = {}
+        self._meshes: dict[tuple, tuple[MeshOp, tuple]] = {}
         self._last: tuple[Mapping, dict, tuple[dict, dict]] | None = None
 
     # -- public ------------------------------------------------------------------------
@@ -151,15 +151,14 @@ class CostModel:
             return hit[1]
         if not isinstance(op, CostInterface):
             raise CostError(f"{op.name} has no cost: it does not implement the CostInterface")
-        if isinstance(op, CommOp):  # its cost depends on the mesh too: costed per op
-            cost = self._cost(op, bindings)
-        else:
-            key = _shape_key(op)
-            if isinstance(op, VjpOp):
-                key = (key, *(_shape_key(inner) for inner in op.forward_ops))
-            cost = by_shape.get(key)
-            if cost is None:
-                cost = by_shape[key] = self._cost(op, bindings)
+        key = _shape_key(op)
+        if isinstance(op, CommOp):  # its cost depends on the mesh's axes and sizes too
+            key = (key, self._mesh_of(op)[1])
+        elif isinstance(op, VjpOp):
+            key = (key, *(_shape_key(inner) for inner in op.forward_ops))
+        cost = by_shape.get(key)
+        if cost is None:
+            cost = by_shape[key] = self._cost(op, bindings)
         by_op[id(op)] = (op, cost)
         return cost
 
@@ -248,7 +247,7 @@ class CostModel:
     def _comm_micros(self, op: CommOp, moved: int, bindings: Mapping[str, int]) -> float:
         if isinstance(op, LocalSliceOp) or not moved:
             return 0.0
-        mesh = self._mesh_of(op)
+        mesh = self._mesh_of(op)[0]
         sizes: dict[str, int] = {}
         for axis, size in mesh.axis_sizes.items():
             try:
@@ -267,19 +266,21 @@ class CostModel:
         within = _within_node(sizes, axes, self.hardware.gpus_per_node)
         return self.collective_micros(op.COLLECTIVE_KIND, moved, group, within_node=within)
 
-    def _mesh_of(self, op: CommOp) -> MeshOp:
-        """op.mesh_op(), remembered per outermost op and mesh name: a symbol lookup
-        walks the op's ancestors twice, and a step has thousands of collectives."""
+    def _mesh_of(self, op: CommOp) -> tuple[MeshOp, tuple]:
+        """op.mesh_op() and what of it a cost depends on (its axes and their sizes, in
+        order), remembered per outermost op and mesh name: a symbol lookup walks the
+        op's ancestors twice, and a step has thousands of collectives."""
         top = op
         while (parent := top.parent_op()) is not None:
             top = parent
         key = (id(top), op.mesh.root_reference.data)
-        mesh = self._meshes.get(key)
-        if mesh is None or mesh.parent_op() is not top:  # a new module, or its mesh replaced
+        hit = self._meshes.get(key)
+        if hit is None or hit[0].parent_op() is not top:  # a new module, or its mesh replaced
             if len(self._meshes) > 64:  # the cached meshes keep their modules alive
                 self._meshes.clear()
-            mesh = self._meshes[key] = op.mesh_op()
-        return mesh
+            mesh = op.mesh_op()
+            hit = self._meshes[key] = (mesh, tuple(mesh.axis_sizes.items()))
+        return hit
 
     def _reshard_micros(self, op: ReshardOp, sizes: Mapping[str, int], bindings: Mapping[str, int]) -> float:
         """An unmatched reshard costs the collectives stg-match-collectives would

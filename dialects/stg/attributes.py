@@ -16,6 +16,8 @@ a size with a quotient or a sum of its own is parenthesised: `(2*D*KV + H)/tp`.
 
 from __future__ import annotations
 
+import functools
+
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -67,7 +69,15 @@ class ExprAttr(Data[Expr]):
 
 
 def _axis_names(axes: Iterable[str | StringAttr]) -> ArrayAttr[StringAttr]:
-    return ArrayAttr(StringAttr(a) if isinstance(a, str) else a for a in axes)
+    names = tuple(a if isinstance(a, str) else a.data for a in axes)
+    return _axis_names_of(names)
+
+
+@functools.lru_cache(maxsize=1024)
+def _axis_names_of(names: tuple[str, ...]) -> ArrayAttr[StringAttr]:
+    # one shared attribute per tuple of axes (attributes are immutable): the sharding
+    # passes build tens of thousands of types from a few dozen tuples
+    return ArrayAttr(StringAttr(a) for a in names)
 
 
 @irdl_attr_definition
@@ -217,14 +227,12 @@ class DistributedTensorType(ParametrizedAttribute, TypeAttribute):
         """The same global tensor with another distribution; a padded dim stays padded
         where its axes stay the same."""
         splits = self.splits if splits is None else splits
-        return type(self)(
-            [
-                DimAttr(d.expr, axes, d.padded if tuple(axes) == d.axis_names else 0)
-                for d, axes in zip(self.dims.data, splits, strict=True)
-            ],
-            self.element_type,
-            self.partial_axes if partial is None else partial,
-        )
+        dims = [d if tuple(axes) == d.axis_names else DimAttr(d.size, axes)
+                for d, axes in zip(self.dims.data, splits, strict=True)]
+        partial = self.partial_axes if partial is None else frozenset(partial)
+        if all(new is old for new, old in zip(dims, self.dims.data)) and partial == self.partial_axes:
+            return self  # the same layout: the same (immutable) type
+        return type(self)(dims, self.element_type, partial)
 
     # -- syntax ------------------------------------------------------------------------
     @classmethod

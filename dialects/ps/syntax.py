@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    BytesAttr,
     DictionaryAttr,
     FloatAttr,
     IntAttr,
@@ -105,8 +106,10 @@ def config_attr(value: Any) -> Attribute:
         return StringAttr(value)
     if isinstance(value, Mapping):
         for key in value:
-            if not isinstance(key, str) or not key:
-                raise ValueError(f"key {key!r} is not a name")
+            # ASCII: MLIR's text escapes other characters as bytes, which xDSL does
+            # not read back in a dictionary's key (config keys are ASCII names)
+            if not isinstance(key, str) or not key or not key.isascii():
+                raise ValueError(f"key {key!r} is not a name; give an ASCII config key")
         # keys sorted, as MLIR keeps an attribute dictionary: one text for one config
         return DictionaryAttr({key: config_attr(value[key]) for key in sorted(value)})
     if isinstance(value, (list, tuple)):
@@ -127,6 +130,12 @@ def config_value(attr: Attribute) -> Any:
         return attr.value.data
     if isinstance(attr, StringAttr):
         return attr.data
+    if isinstance(attr, BytesAttr):
+        # how xDSL reads back a string literal with escaped non-ASCII characters
+        try:
+            return attr.data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(f"{attr} is not UTF-8 text") from None
     if isinstance(attr, DictionaryAttr):
         return {key: config_value(v) for key, v in attr.data.items()}
     if isinstance(attr, ArrayAttr):

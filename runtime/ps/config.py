@@ -297,10 +297,11 @@ def _model(r: _Reader, value: Any) -> ModelSpec:
 
     for key, override in overrides.items():
         try:
-            config_attr(override)  # what the ps program records (dialects/ps: ps.program's overrides)
+            config_attr({key: override})  # what the ps program records (dialects/ps: ps.program's overrides)
         except ValueError as error:
-            raise r.fail(f"model.overrides.{key}", str(error), "give a JSON value: a number, a string, true or "
-                         "false, null, a list or a mapping") from None
+            problem, _, wanted = str(error).partition("; ")  # a key's problem says what would be right
+            raise r.fail(f"model.overrides.{key}", problem, wanted or "give a JSON value: a number, a string, "
+                         "true or false, null, a list or a mapping") from None
     dtype = value.get("dtype", "f32")
     from stagec.frontends.templates.blocks import DTYPES
 

@@ -31,6 +31,7 @@ key (`key 'model.overrides'`), or the ps program's model (`'ps.program' override
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 
@@ -65,15 +66,21 @@ def _key(source: str, key: str) -> str:
     return f"'ps.program' {key.split('.', 1)[1] if '.' in key else key}"
 
 
-def _rope_scaling(config) -> tuple[object, float]:
-    """The HF config's rope_scaling and rope_theta; transformers 5 writes both into
-    rope_parameters."""
+def _rope_scaling(config, overrides: Mapping) -> tuple[object, float]:
+    """The HF config's rope_scaling and rope_theta. transformers 5 writes both into
+    rope_parameters instead: read it where the overrides give it (and not
+    rope_scaling), or where the config has no rope_scaling; its rope_theta counts where
+    the config has no rope_theta."""
     raw = config.raw
     parameters = raw.get("rope_parameters")
-    if raw.get("rope_scaling") is None and isinstance(parameters, Mapping):
+    given = "rope_parameters" in overrides and "rope_scaling" not in overrides
+    if isinstance(parameters, Mapping) and (given or raw.get("rope_scaling") is None):
         theta = parameters.get("rope_theta") if raw.get("rope_theta") is None else None
-        return ({k: v for k, v in parameters.items() if k != "rope_theta"},
-                float(theta) if isinstance(theta, (int, float)) and not isinstance(theta, bool) else config.rope_theta)
+        if isinstance(theta, (int, float)) and not isinstance(theta, bool) and math.isfinite(theta) and theta > 0:
+            rope_theta = float(theta)
+        else:
+            rope_theta = config.rope_theta
+        return {k: v for k, v in parameters.items() if k != "rope_theta"}, rope_theta
     return raw.get("rope_scaling"), config.rope_theta
 
 
@@ -101,7 +108,7 @@ def run_model_spec(model: ModelDescription, source: str, *, seq: int = 32, batch
     if config.max_position_embeddings and seq > config.max_position_embeddings:
         raise PsConfigError(f"{source}: {_key(source, 'model')}: sequences of {seq} tokens exceed the model's "
                             f"max_position_embeddings {config.max_position_embeddings}; give a shorter run.model.seq")
-    scaling, theta = _rope_scaling(config)
+    scaling, theta = _rope_scaling(config, model.overrides)
     problem = rope_scaling_problem(scaling)
     if problem:
         given = next((k for k in ("rope_scaling", "rope_parameters") if k in model.overrides), None)

@@ -181,3 +181,21 @@ def test_the_runs_model_carries_its_rope_scaling(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert err == (f"stagec ps run: error: {run_json}: the run's model cannot be built: rope_scaling's rope_type "
                    f"'dynamic' is not one the PS runtime computes; supported: {', '.join(ROPE_TYPES)}\n")
+
+
+def test_transformers_5_rope_parameters_are_read_as_rope_scaling(tmp_path):
+    # transformers 5 writes rope_theta and the scaling into one rope_parameters object
+    from stagec.runtime.ps.config import ModelSpec as ModelDescription
+    from stagec.runtime.ps.run_model import run_model_spec
+
+    config = {"model_type": "llama", "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
+              "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 64, "max_position_embeddings": 128,
+              "rope_parameters": {**llama3(8.0, 1.0, 4.0, 64), "rope_theta": 20000.0}}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    spec = run_model_spec(ModelDescription(str(path)), "ps.yaml")
+    assert spec.rope_theta == 20000.0 and spec.rope_scaling == llama3(8.0, 1.0, 4.0, 64)
+    # given as an override of a config with rope_scaling (Llama 3.2's), it replaces it
+    spec = run_model_spec(ModelDescription("llama3.2-1b", {"rope_parameters": {"rope_type": "linear", "factor": 2.0}}),
+                          "ps.yaml")
+    assert spec.rope_theta == 500000.0 and spec.rope_scaling == {"rope_type": "linear", "factor": 2.0}

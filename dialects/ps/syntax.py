@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import copy
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -83,13 +82,12 @@ def format_float(value: float) -> str:
 
 
 _I1 = IntegerType(1)
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*\Z")
 
 
 def config_attr(value: Any) -> Attribute:
     """The attribute of a JSON value (module docstring, kind `config`), objects' keys
-    sorted; ValueError for
-    a value JSON has no word for, an integer outside i64 or a float that is not finite."""
+    sorted; ValueError for a value JSON has no word for, an integer outside i64, a
+    float that is not finite or a key that is not an ASCII name."""
     if value is None:
         return UnitAttr()
     if isinstance(value, bool):

@@ -95,7 +95,8 @@ def rope_scaling_problem(scaling: Any) -> str | None:
         return f"rope_scaling {scaling!r} is not a mapping; give null or {{rope_type: ..., ...}}"
     kind = _rope_type(scaling)
     if kind not in ROPE_TYPES:
-        return f"rope_scaling's rope_type {kind!r} is not one the PS runtime computes; supported: {', '.join(ROPE_TYPES)}"
+        return (f"rope_scaling's rope_type {kind!r} is not one the PS runtime computes; "
+                f"supported: {', '.join(ROPE_TYPES)}")
     for key in _ROPE_KEYS[kind]:
         value = scaling.get(key)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:

@@ -195,7 +195,8 @@ def check_run_model(plan: Plan, spec: ModelSpec, source: str, memory: int | None
     need = run_memory_bytes(plan, sum(pushed))
     have = _physical_memory() if memory is None else memory
     if need > have:
-        raise PsConfigError(f"{source}: {_key(source, 'model')}: {sum(pushed) / 4:.3g} parameters; {len(plan.clusters)} clusters "
+        raise PsConfigError(f"{source}: {_key(source, 'model')}: {sum(pushed) / 4:.3g} parameters; "
+                            f"{len(plan.clusters)} clusters "
                             f"and {plan.num_slaves} slaves on this machine would hold about {need / 2**30:.3g} GiB, "
                             f"it has {have / 2**30:.3g} GiB; `stagec ps run` runs every role here: give a smaller "
                             f"model (`stagec ps plan` plans and simulates this one)")

@@ -35,7 +35,7 @@ tie_embeddings, rope_theta, norm_eps, rope_scaling, seq, batch, seed). Command-l
 options override "run". Without run.model the clusters train the model the plan was
 made from (a CONFIG's model; a ps program and a plan record its name, dtype and
 overrides): a model the runtime cannot train (not a Llama, not f32, a rope_scaling
-other than default, linear or llama3, too large for this machine) or whose tensors are
+other than default, dynamic, linear or llama3, too large for this machine) or whose tensors are
 not the plan's layers and bytes is refused before any process starts.
 
 Modes: dips (asynchronous, grace window, pseudo-gradient penalty), sync (synchronous

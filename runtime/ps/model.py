@@ -6,10 +6,10 @@ chunks than clusters").
 The model keeps Hugging Face's LlamaForCausalLM parameter names (`model.embed_tokens`,
 `model.layers.N`, `model.norm`, `lm_head`), so a plan's layer prefixes address it as
 they would the real model, and its rotary embedding's frequencies are HF's, scaled as
-the config's `rope_scaling` says (`rope_inv_freq`: rope types default, linear and
-llama3, as transformers' modeling_rope_utils computes them). It is written here rather than taken from `transformers`
-so that a cluster process starts in about a second and the runtime does not depend on
-a test-only package.
+the config's `rope_scaling` says (`rope_inv_freq`: rope types default, dynamic, linear
+and llama3, as transformers' modeling_rope_utils computes them). It is written here
+rather than taken from `transformers` so that a cluster process starts in about a
+second and the runtime does not depend on a test-only package.
 
 The corpus is a fixed random bigram language (each token has a few likely successors),
 so the loss has something to learn and a floor: the chain's entropy rate. Chunk c is
@@ -75,10 +75,10 @@ class RMSNorm(nn.Module):
 
 
 # The rope types rope_inv_freq computes (transformers' ROPE_INIT_FUNCTIONS keys). The
-# others of HF's either change nothing within max_position_embeddings ("dynamic"), or
-# also scale attention ("yarn", "longrope"), which this model does not.
-ROPE_TYPES = ("default", "linear", "llama3")
-_ROPE_KEYS = {"default": (), "linear": ("factor",),
+# others of HF's ("yarn", "longrope", ...) also scale attention, which this model does
+# not.
+ROPE_TYPES = ("default", "dynamic", "linear", "llama3")
+_ROPE_KEYS = {"default": (), "dynamic": ("factor",), "linear": ("factor",),
               "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings")}
 
 
@@ -124,6 +124,9 @@ def rope_inv_freq(spec: ModelSpec) -> torch.Tensor:
     if kind == "linear":  # _compute_linear_scaling_rope_parameters
         return inv_freq / scaling["factor"]
     if kind != "llama3":
+        # default; and dynamic NTK, which raises the base only for sequences longer
+        # than max_position_embeddings (_compute_dynamic_ntk_parameters), which
+        # run_model_spec refuses
         return inv_freq
     # _compute_llama3_parameters (Llama 3.1's scaling): wavelengths below
     # original / high_freq_factor stay, those above original / low_freq_factor are

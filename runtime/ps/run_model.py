@@ -13,7 +13,8 @@ prints rebuilds the same model on its own (`plan_description`). The clusters tra
   runtime has no MoE, MLA, Mamba or GPT-2 blocks), parameters moved in a dtype other
   than f32 (the clusters train and push float32), sequences longer than the model's
   positions, a rope_scaling whose rope_type is not one `model.rope_inv_freq` computes
-  (default, linear, llama3: Llama 3.1 and 3.2's scaling, as transformers computes it);
+  (default, dynamic, linear, llama3: Llama 3.1 and 3.2's scaling, as transformers
+  computes them);
 - `check_run_model` proves that what the plan places on the slaves is what the
   clusters push: for every layer of the plan, the bytes of the runtime model's tensors
   under its prefix, grouped as a cluster groups them (`wire.group_by_layer`), equal

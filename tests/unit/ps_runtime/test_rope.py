@@ -5,6 +5,7 @@ an unknown rope type refused with one line, exit 2, before any process starts.""
 
 import json
 import math
+from dataclasses import replace
 
 import pytest
 import torch
@@ -37,6 +38,10 @@ def test_llama3_inverse_frequencies_by_hand():
     # linear scaling divides every frequency by its factor; "type" is HF's old spelling
     linear = ModelSpec(hidden=32, heads=4, rope_theta=10000.0, rope_scaling={"type": "linear", "factor": 4.0})
     assert rope_inv_freq(linear).tolist() == pytest.approx([0.25, 0.025, 0.0025, 0.00025], rel=1e-6)
+    # dynamic NTK raises the base only past max_position_embeddings, which a run's
+    # sequences never reach: the plain frequencies (transformers' at initialisation)
+    dynamic = ModelSpec(hidden=32, heads=4, rope_theta=10000.0, rope_scaling={"rope_type": "dynamic", "factor": 4.0})
+    assert rope_inv_freq(dynamic).tolist() == pytest.approx([1.0, 0.1, 0.01, 0.001], rel=1e-6)
 
 
 def _meta_apply_scaling(dim, theta, factor, low, high, original):
@@ -77,6 +82,13 @@ def test_llama32_1b_frequencies_are_meta_and_transformers():
                                       rope_scaling=scaling, max_position_embeddings=131072)
     expected, attention_factor = ROPE_INIT_FUNCTIONS["llama3"](config)
     assert torch.equal(ours, expected) and attention_factor == 1.0
+    # linear and dynamic too, at Llama 3.2's sizes
+    for scaling in ({"rope_type": "linear", "factor": 4.0}, {"rope_type": "dynamic", "factor": 4.0}):
+        config = transformers.LlamaConfig(hidden_size=2048, num_attention_heads=32, head_dim=64,
+                                          rope_theta=500000.0, rope_scaling=scaling, max_position_embeddings=131072)
+        expected, attention_factor = ROPE_INIT_FUNCTIONS[scaling["rope_type"]](config)
+        ours = rope_inv_freq(replace(spec, rope_scaling=scaling))
+        assert torch.allclose(ours, expected, rtol=1e-6, atol=0) and attention_factor == 1.0
 
 
 def _logits(model, ids):
@@ -128,7 +140,7 @@ def _config(tmp_path, rope_scaling):
 @pytest.mark.parametrize("rope_scaling, message", [
     ({"rope_type": "yarn", "factor": 4.0},
      "key 'model.overrides.rope_scaling': 'llama3.2-1b': rope_scaling's rope_type 'yarn' is not one the PS "
-     "runtime computes; supported: default, linear, llama3"),
+     "runtime computes; supported: default, dynamic, linear, llama3"),
     ({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0},
      "rope_scaling's original_max_position_embeddings is None; rope_type llama3 needs factor, low_freq_factor, "
      "high_freq_factor, original_max_position_embeddings, each a number > 0"),
@@ -175,12 +187,12 @@ def test_the_runs_model_carries_its_rope_scaling(tmp_path, capsys, monkeypatch):
     plan = json.loads(json.dumps(dep.to_json()))["plan"]
     run_json = tmp_path / "run.json"
     run_json.write_text(json.dumps({"plan": plan, "run": {"model": {**dep.model.to_json(),
-                                                                   "rope_scaling": {"rope_type": "dynamic"}}}}))
+                                                                   "rope_scaling": {"rope_type": "yarn"}}}}))
     capsys.readouterr()
     assert ps_run([str(run_json), "--quiet", "--workdir", str(tmp_path / "c")]) == 2
     err = capsys.readouterr().err
     assert err == (f"stagec ps run: error: {run_json}: the run's model cannot be built: rope_scaling's rope_type "
-                   f"'dynamic' is not one the PS runtime computes; supported: {', '.join(ROPE_TYPES)}\n")
+                   f"'yarn' is not one the PS runtime computes; supported: {', '.join(ROPE_TYPES)}\n")
 
 
 def test_transformers_5_rope_parameters_are_read_as_rope_scaling(tmp_path):

@@ -177,7 +177,7 @@ def test_a_ps_program_rebuilds_the_model_of_its_config(tmp_path, capsys):
      "'ps.program' dtype: the plan moves bf16 parameters, the PS runtime trains and pushes f32"),
     (('rope_type = "llama3"', 'rope_type = "yarn"'),
      "'ps.program' overrides.rope_scaling: 'llama3.2-1b': rope_scaling's rope_type 'yarn' is not one the PS "
-     "runtime computes; supported: default, linear, llama3"),
+     "runtime computes; supported: default, dynamic, linear, llama3"),
 ])
 def test_bad_overrides_in_a_ps_program_are_one_line_before_any_process(tmp_path, capsys, monkeypatch, edit,
                                                                         message):

@@ -31,11 +31,12 @@ CONFIG_OR_PLAN is what `stagec ps plan` reads (a CONFIG in YAML, or the ps progr
 prints, .mlir), or a JSON file: either a plan (the fields of runtime/ps/plan.py's Plan)
 or {"plan": {...}, "run": {...}} where "run" may set mode, total_tokens, inner_lr,
 step_time_s, model (vocab, hidden, intermediate, layers, heads, kv_heads, head_dim,
-tie_embeddings, rope_theta, norm_eps, seq, batch, seed). Command-line options override
-"run". Without run.model the clusters train the model the plan was made from (a
-CONFIG's model; a ps program records only its name): a model the runtime cannot train
-(not a Llama, not f32, too large for this machine) or whose tensors are not the plan's
-layers and bytes is refused before any process starts.
+tie_embeddings, rope_theta, norm_eps, rope_scaling, seq, batch, seed). Command-line
+options override "run". Without run.model the clusters train the model the plan was
+made from (a CONFIG's model; a ps program and a plan record its name, dtype and
+overrides): a model the runtime cannot train (not a Llama, not f32, a rope_scaling
+other than default, dynamic, linear or llama3, too large for this machine) or whose tensors are
+not the plan's layers and bytes is refused before any process starts.
 
 Modes: dips (asynchronous, grace window, pseudo-gradient penalty), sync (synchronous
 DiLoCo), async (asynchronous DiLoCo, no penalty).
@@ -113,14 +114,13 @@ def _read_config(path: Path):
 
 def _model_for(plan, run: dict, path: Path):
     """The clusters' model: run.model's fields where given (a JSON file, a run's
-    deployment.json), else the plan's model description — the CONFIG's, or the name
-    a ps program or plan JSON records — (runtime/ps/run_model.py), else the tests'
-    tiny Llama with the plan's number of decoder layers. Checked against the plan's
-    layers and bytes before any process starts."""
-    from stagec.runtime.ps.config import ModelSpec as ModelDescription
+    deployment.json), else the plan's model description — the CONFIG's, or the
+    name, overrides and dtype a ps program or plan JSON records — (runtime/ps/
+    run_model.py), else the tests' tiny Llama with the plan's number of decoder
+    layers. Checked against the plan's layers and bytes before any process starts."""
     from stagec.runtime.ps.config import PsConfigError
     from stagec.runtime.ps.model import ModelSpec
-    from stagec.runtime.ps.run_model import check_run_model, run_model_spec
+    from stagec.runtime.ps.run_model import check_run_model, plan_description, run_model_spec
 
     numbers = [int(m.group(1)) for l in plan.layers if (m := re.fullmatch(r"model\.layers\.(\d+)", l.prefix))]
     try:
@@ -134,7 +134,7 @@ def _model_for(plan, run: dict, path: Path):
                 raise UsageError(f"{path}: run.model: {error}; fields are those of runtime/ps/model.py's "
                                  f"ModelSpec") from None
         elif run.get("model_description") is not None or plan.model:
-            spec = run_model_spec(run.get("model_description") or ModelDescription(plan.model), str(path))
+            spec = run_model_spec(run.get("model_description") or plan_description(plan), str(path))
         else:
             spec = ModelSpec(layers=max(numbers) + 1) if numbers else ModelSpec()
         check_run_model(plan, spec, str(path))

@@ -62,7 +62,7 @@ def module_from_plan(plan: Plan, name: str = "dips") -> ModuleOp:
     body.add_op(RoundOp.build_with({}, Region(_round(plan, names))))
     program = ProgramOp.build_with(
         {"sym_name": name, "inner_steps": plan.inner_steps, "tokens_per_step": plan.tokens_per_step,
-         "model": plan.model},
+         "model": plan.model, "model_dtype": plan.model_dtype, "model_overrides": plan.model_overrides},
         Region(body),
     )
     module = ModuleOp([program])
@@ -142,4 +142,6 @@ def plan_from_module(module: ModuleOp) -> Plan:
         snapshots_kept=snapshot.keep.data,
         tokens_per_step=program.tokens_per_step.data,
         model=program.model.data,
+        model_dtype=program.value("model_dtype"),
+        model_overrides=program.value("model_overrides"),
     )

@@ -1,6 +1,6 @@
 """The ps dialect's ops: a Di-PS deployment (di-ps.md §3-§4) as one `ps.program`.
 
-    ps.program @dips inner_steps 64 tokens_per_step 32768 model "llama3.2-1b" {
+    ps.program @dips inner_steps 64 tokens_per_step 32768 model "llama3.2-1b" overrides {num_hidden_layers = 4} {
       ps.cluster @A throughput 120000.0 delay 0.0        // §3.1 p_j, §5.1 emulated delay
       ps.cluster @B throughput 80000.0 delay 0.5
       ps.bandwidth [[1250000000.0, 125000000.0], [125000000.0, 1250000000.0]]   // B, bytes/s
@@ -28,6 +28,12 @@
       }
     }
 
+The program names its model as `stagec ps plan`'s CONFIG did: a named config or a
+config.json path, the dtype of the moved parameters (`dtype bf16`; printed unless it is
+f32) and the Hugging Face config keys that override the config's (`overrides {...}`,
+printed unless there are none), so that the program alone rebuilds the model whose
+layers it places (runtime/ps/run_model.py).
+
 Declarations (cluster, bandwidth, master, slaves, layer, outer_nesterov, penalty,
 heartbeat, snapshot, round) sit directly in the program; control messages and data
 steps sit in its round, whose op order is the order the master issues them. Layers and
@@ -42,15 +48,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntAttr, IntegerAttr, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FloatAttr, IntAttr, IntegerAttr, StringAttr
 from xdsl.ir import Attribute, Operation, Region
-from xdsl.irdl import irdl_op_definition, prop_def, region_def, traits_def
+from xdsl.irdl import irdl_op_definition, opt_prop_def, prop_def, region_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import HasParent, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from stagec.dialects.ps.syntax import Field, KeywordOp, format_float
+from stagec.dialects.ps.syntax import Field, KeywordOp, config_value, format_float
+
+# The dtypes a model's parameters may be moved in: frontends/templates/blocks.py's DTYPES
+# (a test keeps the two equal; the dialect does not import the templates).
+MODEL_DTYPES = ("bf16", "f16", "f32", "f64")
 
 
 # -- the program ---------------------------------------------------------------------
@@ -65,10 +75,14 @@ class ProgramOp(KeywordOp):
     inner_steps = prop_def(IntAttr)
     tokens_per_step = prop_def(IntAttr)
     model = prop_def(StringAttr)
+    model_dtype = opt_prop_def(StringAttr)  # absent: f32
+    model_overrides = opt_prop_def(DictionaryAttr)  # absent: none
     body = region_def("single_block")
     traits = traits_def(NoTerminator())
     FIELDS: ClassVar[tuple[Field, ...]] = (Field("", "sym_name", "sym"), Field("inner_steps", "inner_steps", "int"),
-              Field("tokens_per_step", "tokens_per_step", "int"), Field("model", "model", "str"))
+              Field("tokens_per_step", "tokens_per_step", "int"), Field("model", "model", "str"),
+              Field("dtype", "model_dtype", "word", MODEL_DTYPES, default="f32"),
+              Field("overrides", "model_overrides", "config", default={}))
 
     @classmethod
     def has_region(cls) -> bool:
@@ -79,6 +93,15 @@ class ProgramOp(KeywordOp):
             raise VerifyException(f"'ps.program' has inner_steps {self.inner_steps.data}; H is at least 1")
         if self.tokens_per_step.data < 0:
             raise VerifyException(f"'ps.program' has tokens_per_step {self.tokens_per_step.data}; give 0 (unknown) or more")
+        dtype = self.value("model_dtype")
+        if dtype not in MODEL_DTYPES:
+            raise VerifyException(f"'ps.program' has model dtype '{dtype}'; give one of {', '.join(MODEL_DTYPES)}")
+        overrides = self.model_overrides.data if self.model_overrides is not None else {}
+        for key, attr in overrides.items():
+            try:
+                config_value(attr)
+            except ValueError as error:
+                raise VerifyException(f"'ps.program' model override '{key}': {error}") from None
         _verify_program(self)
 
 

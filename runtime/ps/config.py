@@ -293,6 +293,15 @@ def _model(r: _Reader, value: Any) -> ModelSpec:
     if not isinstance(name, str) or not name:
         raise r.fail("model.name", f"{_shown(name)} is not a model", "give a named model config or a config.json path")
     overrides = r.mapping(value.get("overrides", {}), "model.overrides", None)
+    from stagec.dialects.ps.syntax import config_attr
+
+    for key, override in overrides.items():
+        try:
+            config_attr({key: override})  # what the ps program records (dialects/ps: ps.program's overrides)
+        except ValueError as error:
+            problem, _, wanted = str(error).partition("; ")  # a key's problem says what would be right
+            raise r.fail(f"model.overrides.{key}", problem, wanted or "give a JSON value: a number, a string, "
+                         "true or false, null, a list or a mapping") from None
     dtype = value.get("dtype", "f32")
     from stagec.frontends.templates.blocks import DTYPES
 
@@ -380,7 +389,7 @@ def plan_from_config(config: PsConfig, layers: Sequence[Layer] | None = None) ->
         heartbeat_s=config.heartbeat_s, missed_heartbeats=config.missed_heartbeats,
         outer=config.outer, penalty=config.penalty, snapshot_every=config.snapshot_every,
         snapshots_kept=config.snapshots_kept, tokens_per_step=config.tokens_per_step,
-        model=config.model.name,
+        model=config.model.name, model_overrides=dict(config.model.overrides), model_dtype=config.model.dtype,
     )
 
 

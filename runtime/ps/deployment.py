@@ -52,6 +52,8 @@ def plan_from_json(data: dict) -> Plan:
         snapshots_kept=int(data.get("snapshots_kept", 2)),
         tokens_per_step=int(data.get("tokens_per_step", 0)),
         model=str(data.get("model", "")),
+        model_overrides=dict(data.get("model_overrides") or {}),
+        model_dtype=str(data.get("model_dtype", "f32")),
     )
 
 

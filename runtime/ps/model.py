@@ -5,9 +5,11 @@ chunks than clusters").
 
 The model keeps Hugging Face's LlamaForCausalLM parameter names (`model.embed_tokens`,
 `model.layers.N`, `model.norm`, `lm_head`), so a plan's layer prefixes address it as
-they would the real model. It is written here rather than taken from `transformers`
-so that a cluster process starts in about a second and the runtime does not depend on
-a test-only package.
+they would the real model, and its rotary embedding's frequencies are HF's, scaled as
+the config's `rope_scaling` says (`rope_inv_freq`: rope types default, dynamic, linear
+and llama3, as transformers' modeling_rope_utils computes them). It is written here
+rather than taken from `transformers` so that a cluster process starts in about a
+second and the runtime does not depend on a test-only package.
 
 The corpus is a fixed random bigram language (each token has a few likely successors),
 so the loss has something to learn and a floor: the chain's entropy rate. Chunk c is
@@ -16,14 +18,18 @@ the sequences drawn with seed c; evaluation uses chunks no cluster trains on.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-__all__ = ["ModelSpec", "TinyLlama", "chunk_batches", "default_layer_prefixes", "eval_loss"]
+__all__ = ["ROPE_TYPES", "ModelSpec", "TinyLlama", "chunk_batches", "default_layer_prefixes", "eval_loss",
+           "rope_inv_freq", "rope_scaling_problem"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,10 @@ class ModelSpec:
     tie_embeddings: bool = False  # tie_word_embeddings: lm_head is model.embed_tokens
     rope_theta: float = 10000.0  # rope_theta
     norm_eps: float = 1e-6  # rms_norm_eps
+    # rope_scaling, as HF's config.json writes it (None: none), e.g. Llama 3.2's
+    # {"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0,
+    #  "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}
+    rope_scaling: Mapping[str, Any] | None = None
 
     @property
     def dim(self) -> int:
@@ -64,9 +74,77 @@ class RMSNorm(nn.Module):
         return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
 
 
-def _rotary(x, positions, base: float):
+# The rope types rope_inv_freq computes (transformers' ROPE_INIT_FUNCTIONS keys). The
+# others of HF's ("yarn", "longrope", ...) also scale attention, which this model does
+# not.
+ROPE_TYPES = ("default", "dynamic", "linear", "llama3")
+_ROPE_KEYS = {"default": (), "dynamic": ("factor",), "linear": ("factor",),
+              "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings")}
+
+
+def _rope_type(scaling: Mapping[str, Any]) -> Any:
+    return scaling.get("rope_type", scaling.get("type", "default"))  # HF: "type" is the old spelling
+
+
+def rope_scaling_problem(scaling: Any) -> str | None:
+    """What keeps `rope_inv_freq` from computing `scaling` (a config's rope_scaling),
+    as a phrase naming what would be right; None if nothing does."""
+    if scaling is None:
+        return None
+    if not isinstance(scaling, Mapping):
+        return f"rope_scaling {scaling!r} is not a mapping; give null or {{rope_type: ..., ...}}"
+    kind = _rope_type(scaling)
+    if kind not in ROPE_TYPES:
+        return (f"rope_scaling's rope_type {kind!r} is not one the PS runtime computes; "
+                f"supported: {', '.join(ROPE_TYPES)}")
+    for key in _ROPE_KEYS[kind]:
+        value = scaling.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            return (f"rope_scaling's {key} is {value!r}; rope_type {kind} needs {', '.join(_ROPE_KEYS[kind])}, "
+                    f"each a number > 0")
+    if kind == "llama3" and not scaling["high_freq_factor"] > scaling["low_freq_factor"]:
+        return (f"rope_scaling's high_freq_factor {scaling['high_freq_factor']} is not above its low_freq_factor "
+                f"{scaling['low_freq_factor']}; llama3 scaling interpolates between the two")
+    return None
+
+
+def rope_inv_freq(spec: ModelSpec) -> torch.Tensor:
+    """The rotary embedding's inverse frequencies [dim / 2], float32, as transformers'
+    `ROPE_INIT_FUNCTIONS[rope_type](config)` gives them (modeling_rope_utils.py); the
+    three types have attention_factor 1, so cos and sin are not scaled. ValueError
+    (rope_scaling_problem's phrase) for a rope_scaling it cannot compute."""
+    problem = rope_scaling_problem(spec.rope_scaling)
+    if problem:
+        raise ValueError(problem)
+    dim = spec.dim
+    # _compute_default_rope_parameters
+    inv_freq = 1.0 / (spec.rope_theta ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+    scaling = spec.rope_scaling or {}
+    kind = _rope_type(scaling)
+    if kind == "linear":  # _compute_linear_scaling_rope_parameters
+        return inv_freq / scaling["factor"]
+    if kind != "llama3":
+        # default; and dynamic NTK, which raises the base only for sequences longer
+        # than max_position_embeddings (_compute_dynamic_ntk_parameters), which
+        # run_model_spec refuses
+        return inv_freq
+    # _compute_llama3_parameters (Llama 3.1's scaling): wavelengths below
+    # original / high_freq_factor stay, those above original / low_freq_factor are
+    # divided by factor, and those between are interpolated by a smooth factor.
+    factor, low, high = scaling["factor"], scaling["low_freq_factor"], scaling["high_freq_factor"]
+    original = scaling["original_max_position_embeddings"]
+    low_freq_wavelen, high_freq_wavelen = original / low, original / high
+    wavelen = 2 * math.pi / inv_freq
+    scaled = torch.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
+    smooth = (original / wavelen - low) / (high - low)
+    smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+    medium = ~(wavelen < high_freq_wavelen) * ~(wavelen > low_freq_wavelen)
+    return torch.where(medium, smoothed, scaled)
+
+
+def _rotary(x, positions, inv_freq):
     half = x.shape[-1] // 2
-    freqs = torch.outer(positions, 1.0 / base ** (torch.arange(half, dtype=torch.float32) / half))
+    freqs = torch.outer(positions, inv_freq)
     cos, sin = torch.cat((freqs.cos(), freqs.cos()), -1), torch.cat((freqs.sin(), freqs.sin()), -1)
     rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
     return x * cos + rotated * sin
@@ -75,7 +153,8 @@ def _rotary(x, positions, base: float):
 class Attention(nn.Module):
     def __init__(self, s: ModelSpec):
         super().__init__()
-        self.heads, self.kv_heads, self.dim, self.base = s.heads, s.kv_heads, s.dim, s.rope_theta
+        self.heads, self.kv_heads, self.dim = s.heads, s.kv_heads, s.dim
+        self.register_buffer("inv_freq", rope_inv_freq(s), persistent=False)  # not a parameter: never pushed
         self.q_proj = nn.Linear(s.hidden, s.heads * self.dim, bias=False)
         self.k_proj = nn.Linear(s.hidden, s.kv_heads * self.dim, bias=False)
         self.v_proj = nn.Linear(s.hidden, s.kv_heads * self.dim, bias=False)
@@ -84,8 +163,8 @@ class Attention(nn.Module):
     def forward(self, x):
         b, t, _ = x.shape
         pos = torch.arange(t, dtype=torch.float32)
-        q = _rotary(self.q_proj(x).view(b, t, self.heads, self.dim).transpose(1, 2), pos, self.base)
-        k = _rotary(self.k_proj(x).view(b, t, self.kv_heads, self.dim).transpose(1, 2), pos, self.base)
+        q = _rotary(self.q_proj(x).view(b, t, self.heads, self.dim).transpose(1, 2), pos, self.inv_freq)
+        k = _rotary(self.k_proj(x).view(b, t, self.kv_heads, self.dim).transpose(1, 2), pos, self.inv_freq)
         v = self.v_proj(x).view(b, t, self.kv_heads, self.dim).transpose(1, 2)
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
         return self.o_proj(y.transpose(1, 2).reshape(b, t, -1))

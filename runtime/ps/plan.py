@@ -10,7 +10,9 @@ Units: bytes, seconds, bytes per second, tokens per second.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -90,4 +92,10 @@ class Plan:
     # Tokens one inner step of a cluster consumes (0: not given). The simulation needs
     # it: a step takes tokens_per_step / throughput * (1 + extra_delay) seconds.
     tokens_per_step: int = 0
-    model: str = ""  # the model the layers come from, for people (e.g. "llama3.2-1b")
+    # The model the layers come from, as the CONFIG gave it (runtime/ps/config.py's
+    # ModelSpec): a named config or config.json path (e.g. "llama3.2-1b"; "" for none),
+    # the HF config keys that override it, and the dtype the parameters move in. With
+    # them a ps program alone rebuilds its model (runtime/ps/run_model.py).
+    model: str = ""
+    model_overrides: Mapping[str, Any] = field(default_factory=dict)
+    model_dtype: str = "f32"

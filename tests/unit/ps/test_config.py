@@ -100,6 +100,16 @@ def test_llama32_1b_parameter_count():
     (dict(grace_window="5 minutes"), "key 'grace_window': '5 minutes' is not a duration"),
     (dict(model={"name": "llama3.2-1b", "dtype": "int8"}), "key 'model.dtype': 'int8' is not a dtype"),
     (dict(colour="blue"), "key 'colour': unknown key"),
+    # the ps program records every override (dialects/ps: ps.program's overrides), as
+    # JSON values: YAML's dates, NaN and integers past 64 bits have no word there
+    (dict(model={"name": "llama3.2-1b", "overrides": {**TINY, "released": __import__("datetime").date(2024, 9, 25)}}),
+     "key 'model.overrides.released': datetime.date(2024, 9, 25) (date) is not a JSON value; give a JSON value"),
+    (dict(model={"name": "llama3.2-1b", "overrides": {**TINY, "rope_scaling": {"factor": float("nan")}}}),
+     "key 'model.overrides.rope_scaling': nan is not a finite number; give a JSON value"),
+    (dict(model={"name": "llama3.2-1b", "overrides": {**TINY, "größe": 2}}),
+     "key 'model.overrides.größe': key 'größe' is not a name; give an ASCII config key"),
+    (dict(model={"name": "llama3.2-1b", "overrides": {**TINY, "vocab_size": 2**64}}),
+     "key 'model.overrides.vocab_size': 18446744073709551616 does not fit in 64 bits; give a JSON value"),
 ])
 def test_errors_name_file_and_key(changes, message):
     with pytest.raises(PsConfigError) as error:

@@ -107,26 +107,97 @@ def test_a_model_the_runtime_cannot_train_is_refused_before_any_process(tmp_path
     assert not work.exists()
 
 
-@pytest.mark.parametrize("layers, message", [
-    # 16 layers, as the named model: the layers agree, the bytes do not (the named
-    # model's embedding is 128256 x 2048 x 4 = 1050673152 bytes, the plan's 19200)
-    (16, "layer 'model.embed_tokens': the plan moves 19200 bytes, the run's model (Llama vocab 128256, hidden "
-         "2048, intermediate 8192, 16 layers, 32 heads of 64, 8 KV heads, tied head) pushes 1050673152; "),
-    # 3 layers: the named model's model.layers.3 belongs to no layer of the plan
-    (3, "the run's model (Llama vocab 128256, hidden 2048, intermediate 8192, 16 layers, 32 heads of 64, 8 KV "
-        "heads, tied head) is not the plan's: parameter 'model.layers.3."),
-])
-def test_a_ps_program_that_lost_its_models_overrides_is_refused(tmp_path, capsys, layers, message):
-    # the program records the name "llama3.2-1b" but not the overrides
-    path = write_config(tmp_path, {"name": "llama3.2-1b", "overrides": {**SMALL, "num_hidden_layers": layers}})
+# Not Llama 3.2's own scaling (factor 32, original 8192), so the program must carry
+# the override's numbers, not the named config's.
+SCALING = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+           "original_max_position_embeddings": 1024}
+
+
+def _deployment(config, workdir):
+    import argparse
+
+    from stagec.tools.stagec_ps_run import deployment_from_args
+
+    return deployment_from_args(argparse.Namespace(config=str(config), mode=None, tokens=None, workdir=str(workdir)))
+
+
+def test_a_ps_program_rebuilds_the_model_of_its_config(tmp_path, capsys):
+    from stagec.runtime.ps.deployment import plan_to_json
+    from stagec.runtime.ps.run_model import pushed_layer_bytes
+
+    overrides = {**SMALL, "tie_word_embeddings": False, "rope_scaling": SCALING}
+    path = write_config(tmp_path, {"name": "llama3.2-1b", "overrides": overrides, "dtype": "f32"})
     program = tmp_path / "plan.mlir"
     assert stagec(["ps", "plan", str(path), "-o", str(program)]) in (0, None)
     capsys.readouterr()
-    assert ps_run([str(program), "--quiet", "--workdir", str(tmp_path / "run")]) == 2
+    # the program records the overrides, keys sorted (dtype f32 is the default: not printed)
+    assert ('model "llama3.2-1b" overrides {head_dim = 10, hidden_size = 48, intermediate_size = 80, '
+            'num_attention_heads = 4, num_hidden_layers = 3, num_key_value_heads = 2, rope_scaling = {factor = 8.0, '
+            'high_freq_factor = 4.0, low_freq_factor = 1.0, original_max_position_embeddings = 1024, '
+            'rope_type = "llama3"}, tie_word_embeddings = false, vocab_size = 100} {') in program.read_text()
+    from_config = _deployment(path, tmp_path / "a")
+    from_program = _deployment(program, tmp_path / "b")
+    # ... and a plan's JSON (a run's deployment.json holds it) records them too
+    plan_json = tmp_path / "plan.json"
+    plan_json.write_text(json.dumps(plan_to_json(from_program.plan)))
+    from_json = _deployment(plan_json, tmp_path / "c")
+    assert from_program.plan == from_config.plan == from_json.plan
+    assert from_program.plan.model_overrides == overrides and from_program.plan.model_dtype == "f32"
+    assert from_program.model == from_config.model == from_json.model
+    assert (from_program.model.hidden, from_program.model.layers, from_program.model.dim) == (48, 3, 10)
+    assert from_program.model.rope_scaling == SCALING
+    # the layer bytes the clusters of that model push are the plan's, which are the
+    # hand-derived ones above
+    assert pushed_layer_bytes(from_program.model, from_program.plan) == \
+        tuple(l.nbytes for l in from_program.plan.layers) == tuple(HAND_BYTES.values())
+
+
+@pytest.mark.parametrize("edit, message", [
+    # the model's meaning: the HF config reader's words, under the program's field
+    (("num_hidden_layers = 3", 'num_hidden_layers = "three"'),
+     "'ps.program' model: https://huggingface.co/meta-llama/Llama-3.2-1B/blob/main/config.json: "
+     "'num_hidden_layers' must be a non-negative integer, not 'three'"),
+    # a model that builds but is not the plan's: it has a fourth decoder layer
+    (("num_hidden_layers = 3", "num_hidden_layers = 4"),
+     "the run's model (Llama vocab 100, hidden 48, intermediate 80, 4 layers, 4 heads of 10, 2 KV heads) is not "
+     "the plan's: parameter 'model.layers.3."),
+    # 40 wide heads: every layer the same, but q_proj 48 x 160 against the plan's 48 x 40
+    (("head_dim = 10", "head_dim = 40"),
+     "layer 'model.layers.0': the plan moves 69504 bytes, the run's model (Llama vocab 100, hidden 48, "
+     "intermediate 80, 3 layers, 4 heads of 40, 2 KV heads) pushes "),
+    # the verifier: an override that is no JSON value
+    (("num_hidden_layers = 3", "num_hidden_layers = 3 : i32"),
+     "'ps.program' model override 'num_hidden_layers': 3 : i32 is not a JSON value; give an integer, a number "
+     "with a '.', true or false, a string, unit (null), a list [...] or a dictionary {...}"),
+    # the parser
+    (("overrides {", "overrides [1] {"), ":2:82: expected a dictionary {key = value, ...} (overrides)"),
+    (('model "llama3.2-1b"', 'model "llama3.2-1b" dtype i8'), ":2:78: Expected one of 'bf16', 'f16', 'f32', 'f64'"),
+    # the runtime's limits: the dtype, the rope types
+    (('model "llama3.2-1b"', 'model "llama3.2-1b" dtype bf16'),
+     "'ps.program' dtype: the plan moves bf16 parameters, the PS runtime trains and pushes f32"),
+    (('rope_type = "llama3"', 'rope_type = "yarn"'),
+     "'ps.program' overrides.rope_scaling: 'llama3.2-1b': rope_scaling's rope_type 'yarn' is not one the PS "
+     "runtime computes; supported: default, dynamic, linear, llama3"),
+])
+def test_bad_overrides_in_a_ps_program_are_one_line_before_any_process(tmp_path, capsys, monkeypatch, edit,
+                                                                        message):
+    from stagec.runtime.ps import launcher
+
+    monkeypatch.setattr(launcher.Supervisor, "start", lambda self: pytest.fail("a process was started"))
+    path = write_config(tmp_path, {"name": "llama3.2-1b",
+                                   "overrides": {**SMALL, "tie_word_embeddings": False, "rope_scaling": SCALING}})
+    program = tmp_path / "plan.mlir"
+    assert stagec(["ps", "plan", str(path), "-o", str(program)]) in (0, None)
+    text = program.read_text()
+    assert text.count(edit[0]) == 1
+    program.write_text(text.replace(edit[0], edit[1]))
+    capsys.readouterr()
+    work = tmp_path / "run"
+    assert ps_run([str(program), "--quiet", "--workdir", str(work)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"stagec ps run: error: {program}: ") and message in err
-    assert err.endswith("run the CONFIG the plan was made from (a ps program names its model but not its "
-                        "overrides)\n") and err.count("\n") == 1
+    assert err.startswith(f"stagec ps run: error: {program}") and message in err, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not work.exists()
 
 
 def test_the_readme_config_runs_its_own_model(tmp_path):

@@ -805,3 +805,110 @@ ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
 }
 
 // CHECK: 'ps.update' expects parent op 'ps.round'
+
+// -----
+
+// The model's overrides are JSON values (dialects/ps/syntax.py, kind config): an
+// integer of another width than i64 is not one ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" overrides {num_hidden_layers = 3 : i32} {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.program' model override 'num_hidden_layers': 3 : i32 is not a JSON value; give an integer, a number with a '.', true or false, a string, unit (null), a list [...] or a dictionary {...}
+
+// -----
+
+// ... nor, inside an object, an f32 ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" overrides {rope_scaling = {factor = 8.0 : f32, rope_type = "llama3"}} {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.program' model override 'rope_scaling': 8.000000e+00 : f32 is not a JSON value
+
+// -----
+
+// ... and the model's dtype, which the custom form only spells as one of the dtypes,
+// is checked in the generic form too.
+"ps.program"() <{sym_name = "p", inner_steps = #builtin.int<2>, tokens_per_step = #builtin.int<100>, model = "m", model_dtype = "i8"}> ({
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}) : () -> ()
+
+// CHECK: 'ps.program' has model dtype 'i8'; give one of bf16, f16, f32, f64

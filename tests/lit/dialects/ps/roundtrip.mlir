@@ -59,6 +59,56 @@ ps.program @q inner_steps 1 tokens_per_step 0 model "" attributes {note = "x"} {
   }
 }
 
+// A program that names its model fully (§ stagec ps plan's CONFIG `model: {name,
+// overrides, dtype}`): the dtype unless f32, the overrides as written (HF config keys
+// and their JSON values: integers, numbers with a '.', booleans, strings, unit for null,
+// lists, nested objects, quoted keys), so that the program alone rebuilds its model.
+// `dtype f32` and `overrides {}` are the defaults: they print as nothing.
+ps.program @r inner_steps 1 tokens_per_step 0 model "llama3.2-1b" dtype bf16 overrides {head_dim = 10, num_hidden_layers = 3, rms_norm_eps = 1.0e-05, rope_scaling = {factor = 8.0, high_freq_factor = 4.0, low_freq_factor = 1.0, original_max_position_embeddings = 1024, rope_type = "llama3"}, rope_theta = 500000.0, tie_word_embeddings = false, "x-y" = unit, z = [-1, 2.5, "s", true, []]} {
+  ps.cluster @A throughput 1.0 delay 0.0
+  ps.bandwidth [[1.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "lm_head" bytes 1 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.0
+  ps.penalty alpha 1.0 beta 0.5 clip 2.0 enabled false
+  ps.heartbeat interval 0.25 missed 1
+  ps.snapshot every 0 keep 1
+  ps.round {
+    ps.push_request @A
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull step 0 [@A layer 0 from slave 0]
+  }
+}
+ps.program @s inner_steps 1 tokens_per_step 0 model "m" dtype f32 overrides {} {
+  ps.cluster @A throughput 1.0 delay 0.0
+  ps.bandwidth [[1.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "lm_head" bytes 1 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.0
+  ps.penalty alpha 1.0 beta 0.5 clip 2.0 enabled false
+  ps.heartbeat interval 0.25 missed 1
+  ps.snapshot every 0 keep 1
+  ps.round {
+    ps.push_request @A
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull step 0 [@A layer 0 from slave 0]
+  }
+}
+
 // CHECK:      builtin.module {
 // CHECK-NEXT: ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
 // CHECK-NEXT: ps.cluster @A throughput 1000.0 delay 0.0
@@ -111,9 +161,17 @@ ps.program @q inner_steps 1 tokens_per_step 0 model "" attributes {note = "x"} {
 // CHECK-NEXT: ps.pull step 0 [@"cluster one" layer 0 from slave 0]
 // CHECK-NEXT: }
 // CHECK-NEXT: }
+// CHECK-NEXT: ps.program @r inner_steps 1 tokens_per_step 0 model "llama3.2-1b" dtype bf16 overrides {head_dim = 10, num_hidden_layers = 3, rms_norm_eps = 1.0e-05, rope_scaling = {factor = 8.0, high_freq_factor = 4.0, low_freq_factor = 1.0, original_max_position_embeddings = 1024, rope_type = "llama3"}, rope_theta = 500000.0, tie_word_embeddings = false, "x-y" = unit, z = [-1, 2.5, "s", true, []]} {
+// CHECK-NEXT: ps.cluster @A throughput 1.0 delay 0.0
+// CHECK:      ps.program @s inner_steps 1 tokens_per_step 0 model "m" {
+// CHECK-NEXT: ps.cluster @A throughput 1.0 delay 0.0
+// CHECK:      }
+// CHECK-NEXT: }
 // CHECK-NEXT: }
 
 // GENERIC:      "ps.program"() <{sym_name = "p", inner_steps = #builtin.int<2>, tokens_per_step = #builtin.int<100>, model = "m"}> ({
 // GENERIC-NEXT:   "ps.cluster"() <{sym_name = "A", throughput = 1.000000e+03 : f64, extra_delay = 0.000000e+00 : f64}> : () -> ()
 // GENERIC:        "ps.push"() <{step = #builtin.int<0>, clusters = ["A"], layers = [#builtin.int<0>], slaves = [#builtin.int<0>]}> : () -> ()
 // GENERIC:        "ps.commit"() <{phase = "prepare", cluster = "A"}> : () -> ()
+// GENERIC:      "ps.program"() <{sym_name = "r", inner_steps = #builtin.int<1>, tokens_per_step = #builtin.int<0>, model = "llama3.2-1b", model_dtype = "bf16", model_overrides = {head_dim = 10 : i64, num_hidden_layers = 3 : i64, rms_norm_eps = 1.000000e-05 : f64, rope_scaling = {factor = 8.000000e+00 : f64, high_freq_factor = 4.000000e+00 : f64, low_freq_factor = 1.000000e+00 : f64, original_max_position_embeddings = 1024 : i64, rope_type = "llama3"}, rope_theta = 5.000000e+05 : f64, tie_word_embeddings = false, "x-y", z = [-1 : i64, 2.500000e+00 : f64, "s", true, []]}}> ({
+// GENERIC:      "ps.program"() <{sym_name = "s", inner_steps = #builtin.int<1>, tokens_per_step = #builtin.int<0>, model = "m"}> ({

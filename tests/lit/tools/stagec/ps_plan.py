@@ -33,7 +33,9 @@
 # RUN: not stagec ps plan %t/square.yaml 2>&1 | filecheck %s --check-prefix=SQUARE
 # RUN: stagec ps plan --help | filecheck %s --check-prefix=HELP
 
-# CHECK:      ps.program @dips inner_steps 4 tokens_per_step 1000 model "llama3.2-1b" {
+# The program names its model as the CONFIG does, overrides included (keys sorted), so
+# that `stagec ps run plan.mlir` rebuilds that model from the program alone.
+# CHECK:      ps.program @dips inner_steps 4 tokens_per_step 1000 model "llama3.2-1b" overrides {head_dim = 16, hidden_size = 64, intermediate_size = 128, num_attention_heads = 4, num_hidden_layers = 2, num_key_value_heads = 2, tie_word_embeddings = false, vocab_size = 256} {
 # CHECK-NEXT:   ps.cluster @A throughput 1000.0 delay 0.0
 # CHECK-NEXT:   ps.cluster @B throughput 500.0 delay 0.5
 # CHECK-NEXT:   ps.bandwidth {{\[\[}}1250000000.0, 125000000.0], [125000000.0, 1250000000.0]]

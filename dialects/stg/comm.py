@@ -10,11 +10,13 @@ With `async`, a collective returns a !stg.token carrying its result; stg.wait yi
 
 from __future__ import annotations
 
+import functools
+
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import ArrayAttr, FlatSymbolRefAttr, I64, IntegerAttr, StringAttr, UnitAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, FlatSymbolRefAttr, I64, IntegerAttr, StringAttr, SymbolRefAttr, UnitAttr, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -45,7 +47,19 @@ def _payload(ty: Attribute) -> DistributedTensorType:
 
 
 def _axes_attr(axes: Iterable[str]) -> ArrayAttr[StringAttr]:
+    return _axes_attr_of(tuple(axes))
+
+
+# One shared attribute per mesh name and per tuple of axes (attributes are immutable):
+# the passes that bucket, prefetch or unroll collectives build thousands of them.
+@functools.lru_cache(maxsize=1024)
+def _axes_attr_of(axes: tuple[str, ...]) -> ArrayAttr[StringAttr]:
     return ArrayAttr(StringAttr(a) for a in axes)
+
+
+@functools.lru_cache(maxsize=64)
+def _mesh_ref(mesh: str) -> SymbolRefAttr:
+    return SymbolRefAttr(mesh)
 
 
 class CommOp(IRDLOperation, CostInterface, ABC):
@@ -123,7 +137,7 @@ class CollectiveOp(CommOp, ABC):
             operands=[input],
             result_types=[TokenType(result_type) if is_async else result_type],
             properties={
-                "mesh": FlatSymbolRefAttr(mesh),
+                "mesh": _mesh_ref(mesh),
                 "axes": _axes_attr(axes),
                 **({"async": UnitAttr()} if is_async else {}),
                 **(extra or {}),
@@ -211,7 +225,7 @@ class CollectiveOp(CommOp, ABC):
             operands=[parser.resolve_operand(operand, in_type)],
             result_types=[out_type],
             properties={
-                "mesh": FlatSymbolRefAttr(mesh),
+                "mesh": _mesh_ref(mesh),
                 "axes": _axes_attr(axes),
                 **({"async": UnitAttr()} if is_async else {}),
                 **extra,
@@ -320,7 +334,7 @@ class ReshardOp(CommOp):
     assembly_format = "$input `on` $mesh attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue, mesh: str, result_type: TensorType):
-        super().__init__(operands=[input], result_types=[result_type], properties={"mesh": FlatSymbolRefAttr(mesh)})
+        super().__init__(operands=[input], result_types=[result_type], properties={"mesh": _mesh_ref(mesh)})
 
     def mesh_axes(self) -> tuple[str, ...]:
         return tuple(sorted(self.input.type.mesh_axes | self.result.type.mesh_axes))
@@ -379,7 +393,7 @@ class P2POp(CommOp, ABC):
         parser.parse_keyword("tag")
         tag = parser.parse_integer(allow_boolean=False)
         props: dict[str, Attribute] = {
-            "mesh": FlatSymbolRefAttr(mesh),
+            "mesh": _mesh_ref(mesh),
             "axis": StringAttr(axis),
             "peer": IntegerAttr(peer, i64),
             "tag": IntegerAttr(tag, i64),
@@ -391,7 +405,7 @@ class P2POp(CommOp, ABC):
 
 def _p2p_props(mesh: str, axis: str, peer: int, tag: int, is_async: bool) -> dict[str, Attribute]:
     return {
-        "mesh": FlatSymbolRefAttr(mesh),
+        "mesh": _mesh_ref(mesh),
         "axis": StringAttr(axis),
         "peer": IntegerAttr(peer, i64),
         "tag": IntegerAttr(tag, i64),

@@ -71,6 +71,9 @@ class Evaluator:
         self.env = dict(env)
         self._ints: dict[Expr, int] = {}
         self._bytes: dict[Attribute, int] = {}
+        # by identity first: a type's hash walks its whole structure, and most lookups
+        # are of a type object seen before (held here, so its id stays its own)
+        self._bytes_by_id: dict[int, tuple[Attribute, int]] = {}
 
     def int(self, expr: Expr, what: str = "a size") -> int:
         value = self._ints.get(expr)
@@ -87,6 +90,9 @@ class Evaluator:
     def device_bytes(self, ty: Attribute) -> int:
         """Local bytes a value of type `ty` holds in device memory (a token holds its
         payload; host tensors and bare tokens hold none)."""
+        seen = self._bytes_by_id.get(id(ty))
+        if seen is not None and seen[0] is ty:
+            return seen[1]
         value = self._bytes.get(ty)
         if value is None:
             payload = ty.value_type if isinstance(ty, TokenType) else ty
@@ -97,6 +103,7 @@ class Evaluator:
                 for size in payload.local_shape():
                     value *= self.int(size, f"a local dim of {payload.layout_str()}")
             self._bytes[ty] = value
+        self._bytes_by_id[id(ty)] = (ty, value)
         return value
 
 
@@ -328,12 +335,13 @@ def is_accumulating_cast(op: Operation) -> bool:
 class Liveness:
     """Buffers, their kinds and their lifetimes over a Schedule."""
 
-    def __init__(self, schedule: Schedule):
+    def __init__(self, schedule: Schedule, from_master: frozenset[str] | None = None):
         self.s = schedule
         self.persistent: set[SSAValue] = set()
         # parameters stored only as their master (FSDP's mixed precision): their reads
-        # are transient shards, their bf16 writes no state
-        self.from_master = gathered_from_master(schedule.root.block)
+        # are transient shards, their bf16 writes no state (`from_master`: computed by
+        # the caller already)
+        self.from_master = gathered_from_master(schedule.root.block) if from_master is None else from_master
         for op in schedule.root.block.walk():
             if isinstance(op, AssignOp) and not (op.param is None and op.state_name.data in self.from_master):
                 self.persistent |= self.owners_of(op.value)

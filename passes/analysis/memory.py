@@ -135,12 +135,14 @@ def stack_slice(op: Operation) -> tuple[str, ...]:
     return tuple(offsets)
 
 
-def persistent_states(function: func.FuncOp, ev: Evaluator) -> list[PersistentState]:
+def persistent_states(function: func.FuncOp, ev: Evaluator,
+                      from_master: frozenset[str] | None = None) -> list[PersistentState]:
     """Every distinct (state, param) the function reads or assigns, counted once (the
     largest size if two mentions disagree); a parameter kept only as its master
-    (liveness.gathered_from_master) is none."""
+    (liveness.gathered_from_master, or `from_master` where the caller has it) is none."""
     found: dict[tuple[str, str | None], dict[tuple[str, ...], PersistentState]] = {}
-    from_master = gathered_from_master(function)
+    if from_master is None:
+        from_master = gathered_from_master(function)
     for op in function.walk():
         if isinstance(op, ParamOp):
             key, ty = (op.tensor_name.data, None), op.result.type
@@ -287,13 +289,14 @@ class MemoryReport:
 def analyze_memory(function: func.FuncOp, ev: Evaluator) -> MemoryReport:
     """Peak memory, its breakdown by kind, and the timeline of one rank's step."""
     schedule = Schedule(function, ev)
-    states = persistent_states(function, ev)
+    from_master = gathered_from_master(function)
+    states = persistent_states(function, ev, from_master)
     # an inference step's key/value cache is a kind of its own, after the others
     kinds = KINDS + (KV_CACHE,) if any(st.kind == KV_CACHE for st in states) else KINDS
     persistent = {k: 0 for k in kinds}
     for st in states:
         persistent[st.kind] += st.bytes
-    liveness = Liveness(schedule)
+    liveness = Liveness(schedule, from_master)
     liveness.add_buffers()
     liveness.add_offloaded_states()
     live = liveness.profile()

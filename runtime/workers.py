@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pickle
+import selectors
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
-__all__ = ["quiet_pool"]
+__all__ = ["WorkerDied", "fork_each", "quiet_pool"]
 
 _PR_SET_PDEATHSIG = 1
 _PARENT_SIGNALS = {signal.SIGINT, signal.SIGTERM}
@@ -66,3 +69,92 @@ def quiet_pool(processes: int, initializer: Callable | None = None, initargs: tu
     finally:
         pool.terminate()
         pool.join()
+
+
+class WorkerDied(RuntimeError):
+    """A forked worker ended without its result (killed, or out of memory)."""
+
+
+def fork_each(function: Callable[[Any], Any], items: Sequence, jobs: int,
+              initializer: Callable[[], None] | None = None) -> Iterator[tuple[int, Any]]:
+    """`function(item)` for every item, each in a process forked for it from this
+    thread, at most `jobs` at a time; yields (index, result) as they finish.
+
+    A process per item needs no collection of what the item leaves behind (its exit
+    frees it), and no pool: the forks come from the caller's thread, not from a pool's
+    helper threads. Workers are set up as the module doc says (no Ctrl-C, die with the
+    parent) and run `initializer` first; a result comes back pickled through a pipe.
+    An item's exception is raised here; closing the iterator early (or an exception in
+    the caller) kills the workers still running."""
+    pending = list(enumerate(items))[::-1]
+    running: dict[int, tuple[int, int, bytearray]] = {}  # read fd -> (pid, index, bytes so far)
+    selector = selectors.DefaultSelector()
+    try:
+        while pending or running:
+            while pending and len(running) < max(1, jobs):
+                index, item = pending.pop()
+                fd, pid = _fork_one(function, item, initializer)
+                running[fd] = (pid, index, bytearray())
+                selector.register(fd, selectors.EVENT_READ)
+            for key, _ in selector.select():
+                fd = key.fd
+                chunk = os.read(fd, 1 << 20)
+                if chunk:
+                    running[fd][2].extend(chunk)
+                    continue
+                selector.unregister(fd)
+                os.close(fd)
+                pid, index, data = running.pop(fd)
+                _, status = os.waitpid(pid, 0)
+                if not data:
+                    raise WorkerDied(f"the worker of item {index} ended without a result "
+                                     f"({_describe_status(status)})")
+                ok, value = pickle.loads(bytes(data))
+                if not ok:
+                    raise value
+                yield index, value
+    finally:
+        for fd, (pid, _, _) in running.items():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+            selector.unregister(fd)
+            os.close(fd)
+        selector.close()
+
+
+def _fork_one(function: Callable, item: Any, initializer: Callable[[], None] | None) -> tuple[int, int]:
+    read, write = os.pipe()
+    parent = os.getpid()
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _PARENT_SIGNALS)
+    try:
+        pid = os.fork()
+        if pid == 0:  # the worker: never returns into the caller's code
+            status = 1
+            try:
+                os.close(read)
+                _init_worker(parent, initializer, ())
+                try:
+                    payload = pickle.dumps((True, function(item)))
+                except BaseException as error:  # noqa: BLE001 - handed to the parent
+                    try:
+                        payload = pickle.dumps((False, error))
+                    except Exception:  # noqa: BLE001 - an exception pickle cannot take
+                        payload = pickle.dumps((False, RuntimeError(f"{type(error).__name__}: {error}")))
+                view = memoryview(payload)
+                while view:
+                    view = view[os.write(write, view):]
+                status = 0
+            finally:
+                os._exit(status)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    os.close(write)
+    return read, pid
+
+
+def _describe_status(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
+    return f"exit status {os.waitstatus_to_exitcode(status)}"

@@ -95,6 +95,39 @@ def evaluate(base: list[str], hardware_name: str, hbm_bytes: int, strategy):
     return point
 
 
+# what evaluating a strategy imports beyond this module's own imports (the passes and
+# the simulator import lazily); tests/unit/sim/test_dse.py checks the list is complete
+_EVALUATION_MODULES = (
+    "xdsl.utils.exceptions",
+    "stagec.dialects.torch",
+    "stagec.passes.analysis.accounting", "stagec.passes.analysis.calls", "stagec.passes.analysis.comm",
+    "stagec.passes.analysis.memory", "stagec.passes.analysis.reserved",
+    "stagec.passes.autodiff.optimizer", "stagec.passes.autodiff.reverse",
+    "stagec.passes.pipeline.accumulation", "stagec.passes.pipeline.builder", "stagec.passes.pipeline.partition",
+    "stagec.passes.pipeline.schedule", "stagec.passes.pipeline.step",
+    "stagec.passes.shard.propagate", "stagec.passes.shard.solver", "stagec.passes.shard.strategy",
+    "stagec.passes.schedule.pipeline", "stagec.passes.stg_autodiff", "stagec.passes.stg_match_collectives",
+    "stagec.passes.stg_pipeline", "stagec.passes.stg_shard",
+    "stagec.runtime.chakra.emit", "stagec.runtime.sim.astra_config", "stagec.runtime.sim.from_ir",
+    "stagec.runtime.sim.memory", "stagec.runtime.sim.network", "stagec.runtime.sim.simulate",
+    "stagec.tools.stagec_cli", "stagec.tools.stagec_stats", "stagec.tools.stagec_trace", "stagec.tools.step",
+)
+
+
+def preload() -> None:
+    """Import, once, what evaluating a strategy imports: explore forks a process per
+    strategy, and each inherits the parent's modules instead of importing its own."""
+    import importlib
+
+    for name in _EVALUATION_MODULES:
+        importlib.import_module(name)
+    from stagec.passes.schedule.pipeline import scheduling_passes
+    from stagec.tools.stagec_cli import _parser
+
+    _parser()  # and the subcommands' modules
+    scheduling_passes(fuse_gemms=True, bucket_mb=1)
+
+
 def _simulate(base: list[str], hardware_name: str, strategy, point):
     """`stagec simulate`'s report on the strategy, or None with the reason in `point`."""
     from xdsl.utils.exceptions import DiagnosticException
@@ -157,6 +190,7 @@ def run(args: argparse.Namespace) -> None:
             "--hardware", args.hardware, "--quiet"]
     job = functools.partial(evaluate, base, args.hardware, hbm_bytes)
     jobs = args.jobs or os.cpu_count() or 1
+    preload()
     started = time.perf_counter()
     show = not args.quiet and (sys.stderr.isatty() or bool(os.environ.get("STAGEC_PROGRESS")))
     if show:

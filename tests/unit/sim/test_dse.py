@@ -4,9 +4,10 @@ that a pipeline's first and last stage bound its memory (what dse analyses)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
-
 from stagec.runtime.cost.hardware_description import load_hardware
 from stagec.runtime.sim.dse import Point, Strategy, pareto_front
 from stagec.runtime.sim.memory import class_timelines
@@ -80,3 +81,52 @@ def test_a_point_is_what_stagec_simulate_reports(strategy, tmp_path, capsys):
     assert point.iteration_ns == report["iteration_ns"]
     assert point.live_bytes == report["peak_memory_bytes"]
     assert point.reserved_bytes == report["reserved_memory_bytes"]
+
+
+def _where_evaluated(strategy: Strategy) -> Point:
+    """A stand-in for evaluate: the strategy's tp as its time, and the process and
+    collector state it ran under as its error text."""
+    import gc
+    import os
+
+    return Point(strategy, iteration_ns=float(strategy.tp), error=f"{os.getpid()} {gc.isenabled()}")
+
+
+def test_explore_runs_each_strategy_in_a_fresh_process_without_the_collector():
+    """explore forks a process per strategy with the collector off (runtime/sim/dse.py),
+    and returns the points in candidate order."""
+    import os
+
+    from stagec.runtime.sim.dse import explore
+
+    candidates = [Strategy(tp=t) for t in (8, 1, 4, 2, 16)]
+    done = []
+    points = explore(_where_evaluated, candidates, jobs=2, progress=lambda d, t: done.append((d, t)))
+    assert [p.iteration_ns for p in points] == [8.0, 1.0, 4.0, 2.0, 16.0]
+    pids = [p.error.split()[0] for p in points]
+    assert len(set(pids)) == 5 and str(os.getpid()) not in pids
+    assert {p.error.split()[1] for p in points} == {"False"}
+    assert done == [(i, 5) for i in range(1, 6)]
+    sequential = explore(_where_evaluated, candidates, jobs=1)
+    assert {p.error for p in sequential} == {f"{os.getpid()} True"}
+
+
+def test_preload_imports_everything_a_strategy_needs():
+    """Each forked worker inherits the parent's modules; one it imports itself costs it
+    the import on every strategy. Evaluating a pipelined ZeRO strategy, a context-
+    parallel FSDP one and an expert-parallel MoE one after preload() imports nothing."""
+    script = (
+        "import sys\n"
+        "from stagec.tools.stagec_dse import preload, evaluate\n"
+        "from stagec.runtime.sim.dse import Strategy\n"
+        "preload()\n"
+        "before = set(sys.modules)\n"
+        "base = ['--batch', '16', '--seq', '1024', '--quiet']\n"
+        "for model, s in [('llama3-8b', Strategy(tp=2, pp=2, data=2, zero=1, recompute=True)),\n"
+        "                 ('llama3-8b', Strategy(tp=2, cp=2, data=2, fsdp=True)),\n"
+        "                 ('mixtral-8x7b', Strategy(tp=2, ep=2, data=2, pp=2))]:\n"
+        "    assert evaluate(['--model', model, *base], 'h100-sxm', 80 * 2**30, s).error is None\n"
+        "print(sorted(set(sys.modules) - before))\n")
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, check=False)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stdout.strip() == "[]"

@@ -141,9 +141,9 @@ def explore(evaluate: Callable[[Strategy], Point], candidates: Sequence[Strategy
 
     With `jobs` > 1 each candidate runs in a process of its own, forked for it with the
     cyclic garbage collector off: a strategy's IR is millions of objects in reference
-    cycles, which a long-lived worker would have to collect (8-10% of a strategy's time
-    on Llama-3-70B, more from its grown heap), and which a process's exit frees at no
-    cost. Import what `evaluate` needs before calling, so each fork inherits it."""
+    cycles, which a long-lived worker would have to collect (5-9% of a strategy's time
+    on Llama-3-70B) and a process's exit frees at no cost; the fork's page copies cost
+    about 3%. Import what `evaluate` needs before calling, so each fork inherits it."""
     points: list[Point | None] = [None] * len(candidates)
     if jobs > 1 and len(candidates) > 1:
         import gc

@@ -101,12 +101,14 @@ class Master:
             self.finished = saved["finished"]
             self.next_round = saved["next_round"]
             self.first_chunk_time = saved.get("first_chunk_time")
+            self.told_shutdown = saved.get("told_shutdown", False)
             log.info("restarted from state: epoch %d, version %d", self.epoch, self.version)
         else:
             self.epoch, self.version, self.log = 0, 0, []
             self.penalty_state = PenaltyState()
             self.tokens, self.next_chunk, self.finished, self.next_round = 0, 0, False, 0
             self.first_chunk_time = None
+            self.told_shutdown = False
         self.pushes: dict[str, Push] = {}
         self.push_counter = 0
         self.receiving: dict[int, str] = {}
@@ -128,7 +130,8 @@ class Master:
         write_json_atomic(self.state_path, {
             "epoch": self.epoch, "version": self.version, "log": self.log, "penalty": self.penalty_state.to_json(),
             "tokens": self.tokens, "next_chunk": self.next_chunk, "finished": self.finished,
-            "next_round": self.next_round, "first_chunk_time": self.first_chunk_time})
+            "next_round": self.next_round, "first_chunk_time": self.first_chunk_time,
+            "told_shutdown": self.told_shutdown})
 
     def _status(self) -> None:
         write_json_atomic(self.dep.path("status.json"), {
@@ -271,8 +274,14 @@ class Master:
             log.info("slave %d restarted (pid %s -> %s)", slave, info.get("pid"), b.get("pid"))
             self._forget_layers_on(slave)
         info.update(beat=time.monotonic(), pid=int(b.get("pid", 0)), version=int(b.get("version", -1)))
+        shutdown = self.drained()
+        if shutdown and not self.told_shutdown:
+            # written before any slave hears it: slaves that heard it leave, and a master
+            # restarted after that must not wait for them to report the last version
+            self.told_shutdown = True
+            self._save()
         reply = {"epoch": self.epoch, "version": self.version, "finished": self.finished,
-                 "shutdown": self.drained(),
+                 "shutdown": shutdown,
                  "round_active": self.round is not None or bool(self.window),
                  "live_pushes": [p.id for p in self.pushes.values() if p.state in
                                  ("sending", "prepared", "committed", "in_round")]}
@@ -306,7 +315,10 @@ class Master:
 
     def drained(self) -> bool:
         """Training is over and every slave holds the last committed version (a master
-        restarted after the last commit waits for slaves that must still finish it)."""
+        restarted after the last commit waits for slaves that must still finish it, and
+        one restarted after the slaves were told to shut down waits for nobody)."""
+        if self.told_shutdown:
+            return True
         return (self.finished and not self.clusters and self.round is None
                 and all(self.slaves.get(s, {}).get("version") == self.version for s in range(self.plan.num_slaves)))
 

@@ -60,3 +60,31 @@ def test_a_slave_restart_before_it_received_anything_of_a_push_leaves_the_push_a
     deliver_step(master, push, 1)
     assert master.handle({"op": "push_prepare", "cluster": 0, "push": push["push"]}) == {"vote": "yes"}
     assert master.handle({"op": "push_commit", "cluster": 0, "push": push["push"]}) == {"committed": True}
+
+
+def test_a_master_restarted_after_telling_the_slaves_to_shut_down_waits_for_nobody(master):
+    # the fault matrix's trial 29: the master was killed after the run ended and the
+    # slaves had left; restarted, it waited for ever for slaves to report the last version
+    dep = master.dep
+    master.finished = True
+    master.handle({"op": "bye", "cluster": 0})
+    master.handle({"op": "slave_poll", "slave": 1, "pid": 101, "version": -1})
+    assert not master.drained()  # slave 1 does not hold the last version yet
+    for s in range(dep.plan.num_slaves):
+        reply = master.handle({"op": "slave_poll", "slave": s, "pid": 100 + s, "version": master.version})
+    assert reply["shutdown"] and master.drained()
+    restarted = Master(dep, Authenticator(SECRET))
+    assert restarted.epoch == 1 and not restarted.slaves and restarted.drained()
+
+
+def test_a_master_restarted_before_the_shutdown_still_waits_for_the_slaves(master):
+    dep = master.dep
+    master.finished = True
+    master.handle({"op": "bye", "cluster": 0})
+    master.handle({"op": "slave_poll", "slave": 1, "pid": 101, "version": -1})
+    master._save()
+    restarted = Master(dep, Authenticator(SECRET))
+    assert not restarted.drained()  # no slave has reported the last version to it yet
+    for s in range(dep.plan.num_slaves):
+        restarted.handle({"op": "slave_poll", "slave": s, "pid": 100 + s, "version": restarted.version})
+    assert restarted.drained()

@@ -217,3 +217,45 @@ def test_a_signal_while_stagec_starts(tmp_path, config, signum, status, line, de
     _, err = proc.communicate(timeout=60)
     assert (proc.returncode, err) == (status, line + "\n")
     assert leftovers(tmp_path) == []
+
+
+def start_dse(tmp_path: Path, config: Path) -> subprocess.Popen:
+    # the tiny Llama on 16 GPUs: 236 strategies, well under a second
+    # each, each in a process forked for it (runtime/workers.py fork_each)
+    return subprocess.Popen([sys.executable, "-m", "stagec.tools.stagec_cli", "dse", "--model", str(config),
+                             "--gpus", "16", "--hbm", "80", "--batch", "32", "--seq", "64", "--jobs", "2",
+                             "--plot", str(tmp_path / "dse.png")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def wait_for_strategy_workers(proc: subprocess.Popen) -> None:
+    deadline = time.time() + 60
+    while len(group_members(proc.pid)) < 3:
+        assert proc.poll() is None and time.time() < deadline, proc.stderr.read()
+        time.sleep(0.005)
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+def test_a_signal_during_dse(tmp_path, config, how):
+    proc = start_dse(tmp_path, config)
+    wait_for_strategy_workers(proc)
+    if how == "ctrl-c":
+        os.killpg(proc.pid, signal.SIGINT)  # the terminal's: every process of the group
+    else:
+        proc.send_signal(signal.SIGTERM)  # the parent's only
+    stdout, err = proc.communicate(timeout=60)
+    expected = (130, "stagec: interrupted\n") if how == "ctrl-c" else (143, "stagec: terminated\n")
+    assert (proc.returncode, err) == expected
+    assert stdout == ""  # no partial table
+    assert wait_gone(proc.pid) == []  # every strategy's process killed and reaped
+    assert leftovers(tmp_path) == []  # no plot, no temporary plot
+
+
+def test_dse_killed_takes_its_strategy_workers_along(tmp_path, config):
+    proc = start_dse(tmp_path, config)
+    wait_for_strategy_workers(proc)
+    proc.kill()  # nothing runs in the parent: the workers die with it (PR_SET_PDEATHSIG)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    assert wait_gone(proc.pid) == []
+    assert "Traceback" not in err, err

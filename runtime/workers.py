@@ -76,7 +76,8 @@ class WorkerDied(RuntimeError):
 
 
 def fork_each(function: Callable[[Any], Any], items: Sequence, jobs: int,
-              initializer: Callable[[], None] | None = None) -> Iterator[tuple[int, Any]]:
+              initializer: Callable[[], None] | None = None,
+              on_death: Callable[[int, str], Any] | None = None) -> Iterator[tuple[int, Any]]:
     """`function(item)` for every item, each in a process forked for it from this
     thread, at most `jobs` at a time; yields (index, result) as they finish.
 
@@ -84,8 +85,10 @@ def fork_each(function: Callable[[Any], Any], items: Sequence, jobs: int,
     frees it), and no pool: the forks come from the caller's thread, not from a pool's
     helper threads. Workers are set up as the module doc says (no Ctrl-C, die with the
     parent) and run `initializer` first; a result comes back pickled through a pipe.
-    An item's exception is raised here; closing the iterator early (or an exception in
-    the caller) kills the workers still running."""
+    An item's exception is raised here; a worker that ends without a result (killed,
+    out of memory) raises WorkerDied, or with `on_death` yields on_death(index, why) as
+    the item's result. Closing the iterator early (or an exception in the caller) kills
+    the workers still running."""
     pending = list(enumerate(items))[::-1]
     running: dict[int, tuple[int, int, bytearray]] = {}  # read fd -> (pid, index, bytes so far)
     selector = selectors.DefaultSelector()
@@ -107,6 +110,9 @@ def fork_each(function: Callable[[Any], Any], items: Sequence, jobs: int,
                 pid, index, data = running.pop(fd)
                 _, status = os.waitpid(pid, 0)
                 if not data:
+                    if on_death is not None:
+                        yield index, on_death(index, _describe_status(status))
+                        continue
                     raise WorkerDied(f"the worker of item {index} ended without a result "
                                      f"({_describe_status(status)})")
                 ok, value = pickle.loads(bytes(data))

@@ -150,7 +150,11 @@ def explore(evaluate: Callable[[Strategy], Point], candidates: Sequence[Strategy
 
         from stagec.runtime.workers import fork_each
 
-        for done, (i, point) in enumerate(fork_each(evaluate, candidates, jobs, initializer=gc.disable), 1):
+        def died(i: int, why: str) -> Point:  # one strategy out of memory: the others go on
+            return Point(candidates[i], error=f"its process ended without a result ({why}; out of memory?)")
+
+        for done, (i, point) in enumerate(fork_each(evaluate, candidates, jobs, initializer=gc.disable,
+                                                    on_death=died), 1):
             points[i] = point
             if progress:
                 progress(done, len(candidates))

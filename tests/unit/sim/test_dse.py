@@ -130,3 +130,20 @@ def test_preload_imports_everything_a_strategy_needs():
     ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, check=False)
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert ran.stdout.strip() == "[]"
+
+
+def _killed_at_tp_two(strategy: Strategy) -> Point:
+    import os
+    import signal
+
+    if strategy.tp == 2:
+        os.kill(os.getpid(), signal.SIGKILL)  # as the kernel's OOM killer would
+    return Point(strategy, iteration_ns=float(strategy.tp))
+
+
+def test_a_strategy_whose_process_is_killed_is_an_error_point_and_the_others_go_on():
+    from stagec.runtime.sim.dse import explore
+
+    points = explore(_killed_at_tp_two, [Strategy(tp=t) for t in (1, 2, 4)], jobs=2)
+    assert [p.iteration_ns for p in points] == [1.0, None, 4.0]
+    assert points[1].error == "its process ended without a result (killed by SIGKILL; out of memory?)"

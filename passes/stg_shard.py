@@ -82,6 +82,7 @@ from stagec.dialects.stg.state import InputOp, ParamOp
 from stagec.dialects.symbolic import Expr
 from stagec.passes.diagnostics import PassError
 from stagec.passes.shard.propagate import Propagation, narrow_reshards
+from stagec.passes.shard.solver import Solver, Weigher
 from stagec.passes.shard.strategy import STANDARD_AXES, TP_FACTORS, ZERO_AXES, Strategy
 
 MESH = "mesh"
@@ -139,11 +140,11 @@ class StgShard(ModulePass):
         if mesh is None:
             mesh = MeshOp(MESH, list(sizes.items()))
             op.body.block.insert_op_before(mesh, op.body.block.first_op)
-        original = op.clone()
         states: dict = {}
+        solver = Solver(strategy, Weigher(known, strategy.axes))
         for _ in range(4):
-            work = original.clone()
-            propagation = Propagation(strategy, mesh.sym_name.data, known, states)
+            work = op.clone()  # `op` stays as it was until a round settles
+            propagation = Propagation(strategy, mesh.sym_name.data, known, states, solver)
             propagation.run(work)
             if not propagation.grown:
                 break

@@ -43,7 +43,7 @@ from stagec.dialects.stg.state import AssignOp, InputOp, OptimizerStateOp, Param
 from stagec.dialects.stg.structure import LoopOp, PhaseOp, YieldOp, stacked, terminator, unstacked
 from stagec.dialects.stg.training import VjpOp, _OptimizerOp
 from stagec.passes.diagnostics import PassError
-from stagec.passes.shard.solver import Unshardable, Weigher, solve
+from stagec.passes.shard.solver import Solver, Unshardable, Weigher
 from stagec.passes.shard.strategy import IndivisibleStorage, Strategy
 
 StateKey = tuple[str, str | None]
@@ -60,13 +60,16 @@ def retype(value: SSAValue, ty: Attribute) -> SSAValue:
 class Propagation:
     """One walk over a module; `grown` says whether a gradient state's layout grew."""
 
-    def __init__(self, strategy: Strategy, mesh: str, known: Mapping[str, int], states: dict[StateKey, DistributedTensorType]):
+    def __init__(self, strategy: Strategy, mesh: str, known: Mapping[str, int], states: dict[StateKey, DistributedTensorType],
+                 solver: Solver | None = None):
         self.strategy = strategy
         self.mesh = mesh
         self.known = known
         self.states = states
         self.grown = False
         self.weigh = Weigher(known, strategy.axes)
+        # shared by the rounds of one stg-shard run (same strategy, same bindings)
+        self.solve = solver or Solver(strategy, self.weigh)
         self._reshards: dict[tuple[int, object, DistributedTensorType], SSAValue] = {}
         self._compute: dict[SSAValue, DistributedTensorType] = {}
 
@@ -175,7 +178,7 @@ class Propagation:
         types = [self._compute.get(v, v.type) for v in operands]
         anchored = [v in self._compute for v in operands]
         try:
-            solution = solve(sig, types, [r.type for r in results], self.strategy, anchored, self.weigh)
+            solution = self.solve(sig, types, [r.type for r in results], anchored)
         except Unshardable as e:
             raise PassError(f"stg-shard cannot distribute this op: {e}", op) from None
         if self._reduce_eagerly(op, operands, types, solution.operands):
@@ -257,7 +260,7 @@ class Propagation:
         types = [self._compute.get(v, v.type) for v in primals]
         anchored = [v in self._compute for v in primals]
         try:
-            solution = solve(sig, types, [r.type for r in forward.results], self.strategy, anchored, self.weigh)
+            solution = self.solve(sig, types, [r.type for r in forward.results], anchored)
         except Unshardable as e:
             raise PassError(f"stg-shard cannot distribute this op: {e}", op) from None
         for value, target, arg in zip(primals, solution.operands, op.body.block.args):

@@ -35,6 +35,13 @@ class Strategy:
     micro_batch: int = 1
 
     @property
+    def relative_cost(self) -> float:
+        """How long simulating it takes, relative to other strategies of one model,
+        GPU count and batch: it grows with the micro-batches each replica runs (batch /
+        (data x ep x micro_batch) for all of them alike), then with the stages."""
+        return self.pp / (self.data * self.ep * self.micro_batch) + self.pp * 1e-6
+
+    @property
     def label(self) -> str:
         parts = [f"tp{self.tp}" + ("+sp" if self.tp > 1 else "")] if self.tp > 1 else []
         parts += [f"{a}{getattr(self, a)}" for a in ("pp", "cp", "ep") if getattr(self, a) > 1]
@@ -139,6 +146,10 @@ def explore(evaluate: Callable[[Strategy], Point], candidates: Sequence[Strategy
             progress: Callable[[int, int], None] | None = None) -> list[Point]:
     """Every candidate evaluated (in `jobs` processes), in candidate order.
 
+    The processes take the candidates in order of decreasing `relative_cost`
+    (longest-processing-time first), so the last ones to finish are short and no core
+    idles long at the end while one finishes a 16-stage pipeline.
+
     With `jobs` > 1 each candidate runs in a process of its own, forked for it with the
     cyclic garbage collector off: a strategy's IR is millions of objects in reference
     cycles, which a long-lived worker would have to collect (5-9% of a strategy's time
@@ -150,12 +161,14 @@ def explore(evaluate: Callable[[Strategy], Point], candidates: Sequence[Strategy
 
         from stagec.runtime.workers import fork_each
 
-        def died(i: int, why: str) -> Point:  # one strategy out of memory: the others go on
-            return Point(candidates[i], error=f"its process ended without a result ({why}; out of memory?)")
+        order = sorted(range(len(candidates)), key=lambda i: -candidates[i].relative_cost)
 
-        for done, (i, point) in enumerate(fork_each(evaluate, candidates, jobs, initializer=gc.disable,
-                                                    on_death=died), 1):
-            points[i] = point
+        def died(k: int, why: str) -> Point:  # one strategy out of memory: the others go on
+            return Point(candidates[order[k]], error=f"its process ended without a result ({why}; out of memory?)")
+
+        dispatched = fork_each(evaluate, [candidates[i] for i in order], jobs, initializer=gc.disable, on_death=died)
+        for done, (k, point) in enumerate(dispatched, 1):
+            points[order[k]] = point
             if progress:
                 progress(done, len(candidates))
     else:

@@ -147,3 +147,31 @@ def test_a_strategy_whose_process_is_killed_is_an_error_point_and_the_others_go_
     points = explore(_killed_at_tp_two, [Strategy(tp=t) for t in (1, 2, 4)], jobs=2)
     assert [p.iteration_ns for p in points] == [1.0, None, 4.0]
     assert points[1].error == "its process ended without a result (killed by SIGKILL; out of memory?)"
+
+
+def _started_at(strategy: Strategy) -> Point:
+    import time
+
+    started = time.monotonic_ns()
+    time.sleep(0.5)  # so that the next ones can only start once one of these ended
+    return Point(strategy, iteration_ns=started)
+
+
+def test_explore_starts_the_most_expensive_strategies_first():
+    """Longest-processing-time first: micro-batches per replica (pp / (data x ep x
+    micro_batch) for one batch), then stages; the points still come back in candidate
+    order, and a killed one is named by its own strategy."""
+    from stagec.runtime.sim.dse import explore
+
+    candidates = [Strategy(pp=1, data=8), Strategy(pp=4, data=1), Strategy(pp=2, data=2, micro_batch=2),
+                  Strategy(pp=2, data=1), Strategy(pp=8, data=2, ep=2)]
+    # relative costs: 1/8, 4, 1/2, 2, 2 (the stages break the tie: pp 8 before pp 2)
+    assert [c.relative_cost > 0 for c in candidates] == [True] * 5
+    points = explore(_started_at, candidates, jobs=1 + 1)
+    assert [p.strategy for p in points] == candidates
+    started = sorted(range(5), key=lambda i: points[i].iteration_ns)
+    # two at a time: the two most expensive, then the next two, then the cheapest
+    assert set(started[:2]) == {1, 4} and set(started[2:4]) == {2, 3} and started[4] == 0
+    killed = explore(_killed_at_tp_two, [Strategy(tp=1), Strategy(tp=2, pp=4), Strategy(tp=4, pp=2)], jobs=2)
+    assert [p.iteration_ns for p in killed] == [1.0, None, 4.0]
+    assert killed[1].strategy == Strategy(tp=2, pp=4) and "SIGKILL" in killed[1].error

@@ -147,11 +147,44 @@ def _readiness(fn: func.FuncOp, functions: dict, sizes: _Sizes) -> dict[tuple, i
     """(param, layer indices) -> the position, in one micro-batch's expansion of the
     program outside the optimizer phase, of the work whose result is last assigned to
     the parameter's "grad". Every micro-batch writes the gradients in this order, so the
-    last micro-batch's writes - the ones the buckets wait for - follow it too."""
+    last micro-batch's writes - the ones the buckets wait for - follow it too.
+
+    A repeat's body is walked once, for its first iteration, where it calls nothing (a
+    callee is walked at its first call only, so iterations with calls differ): the
+    others repeat its gradient writes one layer index and one body length further on.
+    A write reads the position of work in its own iteration (positions are looked up
+    with the writer's layer indices), so a shifted position is exact."""
     position: dict[tuple, int] = {}
     last: dict[tuple, int] = {}
+    journals: list[list] = []  # the writes of the repeat bodies being walked
     seen_callees: set[str] = set()
     counter = 0
+
+    def write(key: tuple, value: int) -> None:
+        last[key] = value
+        for journal in journals:
+            journal.append((key, value))
+
+    def repeat(op: RepeatOp, layers: tuple) -> None:
+        nonlocal counter
+        count = sizes.int(op.count_expr, "a repeat's count", op)
+        offset = sizes.int(op.offset_expr, "a repeat's offset", op)
+        stack = sizes.int(op.stack_expr, "a repeat's stack", op)
+        indices = [offset + (count - 1 - i if op.reverse is not None else i) for i in range(count)]
+        if count < 2 or any(isinstance(o, func.CallOp) for o in op.body.block.walk()):
+            for index in indices:
+                walk(op.body.block, layers + ((index, stack),))
+            return
+        start, depth = counter, len(layers)
+        journals.append([])
+        walk(op.body.block, layers + ((indices[0], stack),))
+        journal = journals.pop()
+        length = counter - start
+        for i, index in enumerate(indices[1:], 1):
+            for key, value in journal:
+                param, at = key
+                write((param, at[:depth] + (index,) + at[depth + 1:]), value + i * length if value >= 0 else value)
+        counter = start + count * length
 
     def walk(block: Block, layers: tuple) -> None:
         nonlocal counter
@@ -159,17 +192,12 @@ def _readiness(fn: func.FuncOp, functions: dict, sizes: _Sizes) -> dict[tuple, i
             if isinstance(op, PhaseOp) and op.kind.data == PhaseKind.OPTIMIZER:
                 continue
             if isinstance(op, AssignOp) and op.state_name.data == "grad" and op.param is not None:
-                last[(op.param.data, tuple(i for i, _ in layers))] = position.get((id(_work(op.value)), layers), -1)
+                write((op.param.data, tuple(i for i, _ in layers)), position.get((id(_work(op.value)), layers), -1))
                 continue
             counter += 1
             position[(id(op), layers)] = counter
             if isinstance(op, RepeatOp):
-                count = sizes.int(op.count_expr, "a repeat's count", op)
-                offset = sizes.int(op.offset_expr, "a repeat's offset", op)
-                stack = sizes.int(op.stack_expr, "a repeat's stack", op)
-                for i in range(count):
-                    index = count - 1 - i if op.reverse is not None else i
-                    walk(op.body.block, layers + ((offset + index, stack),))
+                repeat(op, layers)
             elif isinstance(op, func.CallOp):
                 name = op.callee.root_reference.data
                 if name not in seen_callees and name in functions:

@@ -15,13 +15,16 @@ runs the steps. Register it with `add_parser(subcommands)` and call `run(args)`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import hashlib
 import io
 import json
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 
 from stagec.tools.errors import UsageError, positive_int
 from stagec.tools.stagec_stats import DTYPES, STRATEGY_AXES, add_frontend_arguments, micro_batches_of, strategy_options
@@ -103,7 +106,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     training.add_argument("--recompute", action="store_true", help="recompute each layer's activations in the backward pass")
     training.add_argument("--bucket-mb", type=float, default=25.0, metavar="MB", help="gradient bucket size (default: %(default)s)")
     training.add_argument("--seed", type=int, default=0, help="weights and synthetic data seed (default: %(default)s)")
-    training.add_argument("--init-std", type=float, default=0.02, help="initial weights' standard deviation (default: %(default)s)")
+    training.add_argument("--init-std", type=float, metavar="STD",
+                          help="the template's initial weights' standard deviation (default: 0.02)")
     training.add_argument("--data", metavar="TOKENS.npy", help="a 1-D integer .npy array of token ids (default: seeded random tokens)")
     training.add_argument("--weights", metavar="FILE.safetensors",
                           help="initial weights under transformers' names (default: seeded, --init-std)")
@@ -182,9 +186,10 @@ def _scheduled_passes(args: argparse.Namespace, micro_batches: int) -> list:
     return passes
 
 
-def _deepcompile_job(args: argparse.Namespace, flags: list[str], micro_batches: int):
+def _deepcompile_job(args: argparse.Namespace, flags: list[str], micro_batches: int, forward=None):
     """The fully-sharded step and DeepCompile's loop over it, as `stagec compile`
-    builds them; (module, bindings, the last round's pass runs)."""
+    builds them (from `forward`, the imported program of --frontend torch, if given);
+    (module, bindings, the last round's pass runs)."""
     from stagec.frontends.templates import ConfigError, load_config
     from stagec.tools.stagec_compile import CompileSettings, compile_step, fully_sharded_step
 
@@ -194,7 +199,7 @@ def _deepcompile_job(args: argparse.Namespace, flags: list[str], micro_batches: 
         raise UsageError(f"--model {args.model}: {error}") from None
     module, bindings = fully_sharded_step(args.model, args.fsdp, seq=args.seq, micro_batch=args.micro_batch,
                                           micro_batches=micro_batches, recompute=args.recompute,
-                                          dtype=args.dtype, optimizer=args.optimizer, lr=args.lr)
+                                          dtype=args.dtype, optimizer=args.optimizer, lr=args.lr, forward=forward)
     settings = CompileSettings(enabled={opt.flag: opt.flag in flags for opt in _optimizations()},
                                memory_limit=int(args.memory_limit * 1e9) if args.memory_limit else 0,
                                profiler=args.profiler or "simulator")
@@ -219,9 +224,7 @@ def compile_job(args: argparse.Namespace):
             raise UsageError(f"--ir runs the module {args.ir} as it was compiled: drop {given[0]} "
                              "(give it to `stagec compile`)")
         return _compiled_job(args)
-    if args.frontend == "torch":
-        raise UsageError("--frontend torch: `stagec run` initialises the template's parameters; "
-                         "run the model's template (--frontend template)")
+    _check_frontend(args)
     _check_deepcompile(args, flags)
     mesh = 1
     for axis in STRATEGY_AXES:
@@ -239,12 +242,12 @@ def compile_job(args: argparse.Namespace):
     if args.lr <= 0:
         raise UsageError(f"--lr {args.lr}: the learning rate must be positive")
     micro_batches = micro_batches_of(args)
+    forward = _torch_forward(args) if args.frontend == "torch" else None
     if flags:
-        module, bindings, args.pass_runs = _deepcompile_job(args, flags, micro_batches)
+        module, bindings, args.pass_runs = _deepcompile_job(args, flags, micro_batches, forward)
         return module, bindings
     try:
-        config = load_config(args.model)
-        module = build_model(config, args.dtype)
+        module = forward if forward is not None else build_model(load_config(args.model), args.dtype)
     except (ConfigError, ImportError, OSError) as error:
         raise UsageError(f"--model {args.model}: {error}") from None
     for step in _scheduled_passes(args, micro_batches):
@@ -253,6 +256,69 @@ def compile_job(args: argparse.Namespace):
         except PassError as error:
             raise UsageError(f"{step.name}: {error}") from None
     return module, {"B": args.micro_batch * args.dp * args.fsdp * args.ep, "S": args.seq, "M": micro_batches}
+
+
+def _check_frontend(args: argparse.Namespace) -> None:
+    """--frontend torch starts from the module's own weights: the template's
+    initialisation options do not apply."""
+    if args.frontend != "torch":
+        if args.torch_factory:
+            raise UsageError(f"--torch-factory {args.torch_factory} builds the model through the torch frontend: "
+                             "give --frontend torch too")
+        return
+    if args.init_std is not None:
+        raise UsageError(f"--init-std {args.init_std} sets the template's initialisation; --frontend torch starts "
+                         "from the module's own (seeded by --seed): drop --init-std")
+    if args.weights and args.resume:
+        raise UsageError(f"--weights {args.weights} with --resume: the checkpoint holds the weights; drop --weights")
+
+
+def _torch_forward(args: argparse.Namespace):
+    """The forward program imported from the torch module of --frontend torch, built
+    for real after torch.manual_seed(--seed) (frontends/torch/models.py
+    `initial_model`), its state_dict loaded from --weights if given. Sets
+    `args.torch_parameters`: the module's parameters under the program's names and
+    stacked shapes (frontends/torch/parameters.py), which the ranks start from."""
+    from stagec.frontends.templates import ConfigError, load_config
+    from stagec.frontends.torch.models import FactoryError, import_model, initial_model
+    from stagec.frontends.torch.parameters import ParameterError, load_state, program_parameters
+    from stagec.runtime.exec.weights import parameter_shapes
+    from stagec.tools.progress import status
+
+    target = args.torch_factory or "hf"
+    with status(f"building {args.model} in torch", args.quiet) as update:
+        try:
+            config = load_config(args.model)
+        except (ConfigError, OSError) as error:
+            raise UsageError(f"--model {args.model}: {error}") from None
+        try:
+            model = initial_model(config, target, args.dtype, seed=args.seed)
+            if args.weights:
+                try:
+                    load_state(model, args.weights)
+                except ParameterError as error:
+                    raise UsageError(f"--weights {error}") from None
+            update(f"importing {args.model} from torch (torch.export, torch-mlir)")
+            forward = import_model(model, config, target)
+            args.torch_parameters = program_parameters(model, parameter_shapes(forward))
+        except FactoryError as error:
+            raise UsageError(str(error)) from None
+        except (ConfigError, ImportError) as error:
+            raise UsageError(f"--frontend torch: {error}") from None
+    return forward
+
+
+def _torch_inputs(module, bindings) -> None:
+    """The loader (runtime/exec/data.py) makes the token ids, labels, positions and
+    rotary angles; an imported forward that reads anything else (a buffer the module
+    registered) cannot be fed."""
+    from stagec.runtime.exec.program import input_shapes
+
+    fed = ("input_ids", "labels", "position_ids", "rope.angles")
+    for name in input_shapes(module, bindings):
+        if name not in fed:
+            raise UsageError(f"--frontend torch: the imported program reads '{name}' (a buffer of the module, or an "
+                             f"input of its forward), which `stagec run` does not feed: it feeds {', '.join(fed)}")
 
 
 def _check_weights(args: argparse.Namespace) -> None:
@@ -331,15 +397,21 @@ def run(args: argparse.Namespace) -> None:
             raise UsageError(f"--profile {args.profile}: the directory {directory} does not exist")
         if args.pp > 1:
             raise UsageError("--profile with --pp: a profile covers one step function; pipelined stages have several")
+    args.torch_parameters = None
     module, bindings = compile_job(args)
     _check_runs(module, bindings, args)
-    if args.weights:
+    if args.frontend == "torch" and not args.ir:
+        _torch_inputs(module, bindings)
+    elif args.weights:
         _check_weights(args)
     text = _module_text(module)
     fingerprint = hashlib.sha256((text + json.dumps(bindings, sort_keys=True) + str(args.ranks) + str(args.seed)).encode()).hexdigest()[:16]
     if args.resume:
         _check_checkpoint(args.checkpoint, fingerprint)
-    job = {"model": args.model, "steps": args.steps, "seed": args.seed, "init_std": args.init_std,
+    from stagec.runtime.exec.weights import DEFAULT_STD
+
+    job = {"model": args.model, "steps": args.steps, "seed": args.seed,
+           "init_std": DEFAULT_STD if args.init_std is None else args.init_std,
            "data": os.path.abspath(args.data) if args.data else None, "threads": args.threads,
            "checkpoint": os.path.abspath(args.checkpoint) if args.checkpoint else None,
            "checkpoint_every": args.checkpoint_every, "resume": args.resume, "fingerprint": fingerprint,
@@ -361,7 +433,7 @@ def run(args: argparse.Namespace) -> None:
             print(f"stagec run: {pass_run.pass_name}: {decision.text()}")
     progress = _Progress(args.steps, quiet=args.quiet)
     try:
-        with progress:
+        with progress, _torch_weights(args, job):
             steps = launch(text, bindings, job, args.ranks, hostfile=args.hostfile, on_step=progress.step)
     except RunFailed as error:
         print(f"stagec run: {error}", file=sys.stderr)
@@ -380,6 +452,28 @@ def run(args: argparse.Namespace) -> None:
             "losses": [s.loss for s in steps], "step_seconds": times, "median_step_seconds": median,
             # what rank 0 ran in the last step: the lowered program's communication and memory ops
             "executed": dict(steps[-1].executed)})
+
+
+@contextlib.contextmanager
+def _torch_weights(args: argparse.Namespace, job: dict):
+    """With --frontend torch, the module's parameters (`args.torch_parameters`, under
+    the program's names) in a safetensors file for the ranks, as `job["weights"]`,
+    removed after the run. A resumed run starts from its checkpoint instead."""
+    if args.torch_parameters is None or args.resume:
+        yield
+        return
+    from safetensors.torch import save_file
+
+    directory = tempfile.mkdtemp(prefix="stagec-torch-weights-")
+    try:
+        path = os.path.join(directory, "parameters.safetensors")
+        save_file(args.torch_parameters, path + ".tmp")
+        os.replace(path + ".tmp", path)
+        args.torch_parameters = None  # the file holds them now
+        job["weights"] = path
+        yield
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def _check_checkpoint(directory: str, fingerprint: str) -> None:

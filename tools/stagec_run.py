@@ -43,6 +43,13 @@ MixtralForCausalLM's state_dict), and are sharded as the program's types say;
 batches are seeded random tokens, or windows of a token file (--data tokens.npy, a
 1-D integer array).
 
+--frontend torch runs the program the torch frontend imports (docs/torch-frontend.md):
+transformers' class for --model, or --torch-factory MODULE:FACTORY's nn.Module. The
+module is built for real after torch.manual_seed(--seed), so the run starts from its
+own initialisation (or from --weights: a safetensors file of the module's own
+state_dict, loaded into it), and its parameters are sharded as the program's types
+say. Every strategy and DeepCompile option above applies to it.
+
 DeepCompile (--fsdp N alone; docs/run.md): --prefetch, --unshard and --offload
 run stg-prefetch, stg-unshard and stg-offload on the fully-sharded step in
 `stagec compile`'s profile loop (2 rounds; each program profiled by the simulator,
@@ -54,6 +61,7 @@ examples:
   stagec run -n 4 --model tiny.json --fsdp 4 --prefetch --steps 20 --json out.json
   stagec run -n 4 --model tiny.json --fsdp 4 --prefetch --unshard --offload --memory-limit 0.001 --steps 20
   stagec run -n 2 --model tiny.json --fsdp 2 --weights model.safetensors --steps 20
+  stagec run -n 2 --model tiny.json --frontend torch --fsdp 2 --steps 10
   stagec run -n 4 --model tiny.json --dp 2 --tp 2 --sp --checkpoint ckpt/ --steps 10
   stagec run -n 4 --model tiny.json --dp 2 --tp 2 --sp --checkpoint ckpt/ --resume --steps 10
   stagec run -n 4 --model tiny.json --pp 2 --dp 2 --micro-batches 4
@@ -66,7 +74,8 @@ first), the live bytes before each op (P_mem) and the all-gather time curve T_c(
 in the version 2 profile format `stagec compile --profile` reads (docs/run.md).
 
 A configuration that cannot run (ranks that do not make the mesh, sizes that do not
-divide, an unknown model) is one message and exit status 2, before any rank starts.
+divide, an unknown model, a factory that raises or whose module's parameters are not
+the imported program's) is one message and exit status 2, before any rank starts.
 A rank that fails or is killed stops every rank within seconds, with one message
 naming the rank and what it was doing; exit status 1."""
 
@@ -110,7 +119,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           help="the template's initial weights' standard deviation (default: 0.02)")
     training.add_argument("--data", metavar="TOKENS.npy", help="a 1-D integer .npy array of token ids (default: seeded random tokens)")
     training.add_argument("--weights", metavar="FILE.safetensors",
-                          help="initial weights under transformers' names (default: seeded, --init-std)")
+                          help="initial weights under transformers' names (with --frontend torch: the module's "
+                          "state_dict) (default: seeded)")
     output = parser.add_argument_group("output")
     output.add_argument("--json", metavar="PATH", help="write the per-step losses and the median step time as JSON")
     output.add_argument("--checkpoint", metavar="DIR", help="save every rank's shards here at the end (and --checkpoint-every)")
@@ -220,6 +230,9 @@ def compile_job(args: argparse.Namespace):
     if getattr(args, "ir", None):
         given = [f"--{f}" for f in flags] + [o for o, v in (("--memory-limit", args.memory_limit),
                                                             ("--profiler", args.profiler)) if v is not None]
+        if args.frontend == "torch" or args.torch_factory:
+            raise UsageError(f"--ir runs the module {args.ir} as it was compiled, from seeded or --weights "
+                             "weights: drop --frontend torch (and --torch-factory)")
         if given:
             raise UsageError(f"--ir runs the module {args.ir} as it was compiled: drop {given[0]} "
                              "(give it to `stagec compile`)")
@@ -308,19 +321,6 @@ def _torch_forward(args: argparse.Namespace):
     return forward
 
 
-def _torch_inputs(module, bindings) -> None:
-    """The loader (runtime/exec/data.py) makes the token ids, labels, positions and
-    rotary angles; an imported forward that reads anything else (a buffer the module
-    registered) cannot be fed."""
-    from stagec.runtime.exec.program import input_shapes
-
-    fed = ("input_ids", "labels", "position_ids", "rope.angles")
-    for name in input_shapes(module, bindings):
-        if name not in fed:
-            raise UsageError(f"--frontend torch: the imported program reads '{name}' (a buffer of the module, or an "
-                             f"input of its forward), which `stagec run` does not feed: it feeds {', '.join(fed)}")
-
-
 def _check_weights(args: argparse.Namespace) -> None:
     """A --weights file must hold every parameter of the model, in its shape."""
     from stagec.frontends.templates import ConfigError, build_model, load_config
@@ -400,9 +400,7 @@ def run(args: argparse.Namespace) -> None:
     args.torch_parameters = None
     module, bindings = compile_job(args)
     _check_runs(module, bindings, args)
-    if args.frontend == "torch" and not args.ir:
-        _torch_inputs(module, bindings)
-    elif args.weights:
+    if args.weights and args.frontend != "torch":
         _check_weights(args)
     text = _module_text(module)
     fingerprint = hashlib.sha256((text + json.dumps(bindings, sort_keys=True) + str(args.ranks) + str(args.seed)).encode()).hexdigest()[:16]

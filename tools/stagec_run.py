@@ -317,7 +317,8 @@ def _torch_forward(args: argparse.Namespace):
         except FactoryError as error:
             raise UsageError(str(error)) from None
         except (ConfigError, ImportError) as error:
-            raise UsageError(f"--frontend torch: {error}") from None
+            text = str(error)  # the frontend's own refusal of a model family names --frontend torch itself
+            raise UsageError(text if text.startswith("--frontend torch") else f"--frontend torch: {text}") from None
     return forward
 
 

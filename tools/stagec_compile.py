@@ -119,13 +119,14 @@ def default_memory_limit(hardware: str) -> int:
 
 def fully_sharded_step(model: str, fsdp: int, *, seq: int, micro_batch: int = 1, micro_batches: int = 1,
                        recompute: bool = True, dtype: str = "bf16", optimizer: str = "adamw", unroll: bool = True,
-                       lr: float | None = None):
+                       lr: float | None = None, forward=None):
     """The fully-sharded, scheduled training step of `model` (a named config or a
     config.json) over fsdp ranks, and its bindings: B = micro_batch x fsdp sequences
     of `seq` tokens per micro-batch, M micro-batches. With `unroll` the layer loops of
     the forward and backward are unrolled after stg-fully-shard (stg-unroll-layers),
     so gathers can be issued during earlier layers. `lr`: the optimizer's learning
-    rate (default: stg-autodiff's). Bad input: UsageError."""
+    rate (default: stg-autodiff's). `forward`: the forward program to start from (the
+    torch frontend's import) instead of the template of `model`. Bad input: UsageError."""
     from stagec.dialects import make_context
     from stagec.frontends.templates import ConfigError, build_model, load_config
     from stagec.passes.diagnostics import PassError
@@ -140,7 +141,7 @@ def fully_sharded_step(model: str, fsdp: int, *, seq: int, micro_batch: int = 1,
     if fsdp < 2:
         raise UsageError(f"--fsdp {fsdp}: DeepCompile's passes shard parameters over at least 2 ranks")
     try:
-        module = build_model(load_config(model), dtype)
+        module = forward if forward is not None else build_model(load_config(model), dtype)
     except (ConfigError, ImportError) as error:
         raise UsageError(str(error)) from None
     autodiff = StgAutodiff(optimizer=optimizer, micro_batches=micro_batches, recompute=recompute)

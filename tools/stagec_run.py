@@ -15,13 +15,16 @@ runs the steps. Register it with `add_parser(subcommands)` and call `run(args)`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import hashlib
 import io
 import json
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 
 from stagec.tools.errors import UsageError, positive_int
 from stagec.tools.stagec_stats import DTYPES, STRATEGY_AXES, add_frontend_arguments, micro_batches_of, strategy_options
@@ -40,6 +43,13 @@ MixtralForCausalLM's state_dict), and are sharded as the program's types say;
 batches are seeded random tokens, or windows of a token file (--data tokens.npy, a
 1-D integer array).
 
+--frontend torch runs the program the torch frontend imports (docs/torch-frontend.md):
+transformers' class for --model, or --torch-factory MODULE:FACTORY's nn.Module. The
+module is built for real after torch.manual_seed(--seed), so the run starts from its
+own initialisation (or from --weights: a safetensors file of the module's own
+state_dict, loaded into it), and its parameters are sharded as the program's types
+say. Every strategy and DeepCompile option above applies to it.
+
 DeepCompile (--fsdp N alone; docs/run.md): --prefetch, --unshard and --offload
 run stg-prefetch, stg-unshard and stg-offload on the fully-sharded step in
 `stagec compile`'s profile loop (2 rounds; each program profiled by the simulator,
@@ -51,6 +61,7 @@ examples:
   stagec run -n 4 --model tiny.json --fsdp 4 --prefetch --steps 20 --json out.json
   stagec run -n 4 --model tiny.json --fsdp 4 --prefetch --unshard --offload --memory-limit 0.001 --steps 20
   stagec run -n 2 --model tiny.json --fsdp 2 --weights model.safetensors --steps 20
+  stagec run -n 2 --model tiny.json --frontend torch --fsdp 2 --steps 10
   stagec run -n 4 --model tiny.json --dp 2 --tp 2 --sp --checkpoint ckpt/ --steps 10
   stagec run -n 4 --model tiny.json --dp 2 --tp 2 --sp --checkpoint ckpt/ --resume --steps 10
   stagec run -n 4 --model tiny.json --pp 2 --dp 2 --micro-batches 4
@@ -63,7 +74,8 @@ first), the live bytes before each op (P_mem) and the all-gather time curve T_c(
 in the version 2 profile format `stagec compile --profile` reads (docs/run.md).
 
 A configuration that cannot run (ranks that do not make the mesh, sizes that do not
-divide, an unknown model) is one message and exit status 2, before any rank starts.
+divide, an unknown model, a factory that raises or whose module's parameters are not
+the imported program's) is one message and exit status 2, before any rank starts.
 A rank that fails or is killed stops every rank within seconds, with one message
 naming the rank and what it was doing; exit status 1."""
 
@@ -103,10 +115,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     training.add_argument("--recompute", action="store_true", help="recompute each layer's activations in the backward pass")
     training.add_argument("--bucket-mb", type=float, default=25.0, metavar="MB", help="gradient bucket size (default: %(default)s)")
     training.add_argument("--seed", type=int, default=0, help="weights and synthetic data seed (default: %(default)s)")
-    training.add_argument("--init-std", type=float, default=0.02, help="initial weights' standard deviation (default: %(default)s)")
+    training.add_argument("--init-std", type=float, metavar="STD",
+                          help="the template's initial weights' standard deviation (default: 0.02)")
     training.add_argument("--data", metavar="TOKENS.npy", help="a 1-D integer .npy array of token ids (default: seeded random tokens)")
     training.add_argument("--weights", metavar="FILE.safetensors",
-                          help="initial weights under transformers' names (default: seeded, --init-std)")
+                          help="initial weights under transformers' names (with --frontend torch: the module's "
+                          "state_dict) (default: seeded)")
     output = parser.add_argument_group("output")
     output.add_argument("--json", metavar="PATH", help="write the per-step losses and the median step time as JSON")
     output.add_argument("--checkpoint", metavar="DIR", help="save every rank's shards here at the end (and --checkpoint-every)")
@@ -182,9 +196,10 @@ def _scheduled_passes(args: argparse.Namespace, micro_batches: int) -> list:
     return passes
 
 
-def _deepcompile_job(args: argparse.Namespace, flags: list[str], micro_batches: int):
+def _deepcompile_job(args: argparse.Namespace, flags: list[str], micro_batches: int, forward=None):
     """The fully-sharded step and DeepCompile's loop over it, as `stagec compile`
-    builds them; (module, bindings, the last round's pass runs)."""
+    builds them (from `forward`, the imported program of --frontend torch, if given);
+    (module, bindings, the last round's pass runs)."""
     from stagec.frontends.templates import ConfigError, load_config
     from stagec.tools.stagec_compile import CompileSettings, compile_step, fully_sharded_step
 
@@ -194,7 +209,7 @@ def _deepcompile_job(args: argparse.Namespace, flags: list[str], micro_batches: 
         raise UsageError(f"--model {args.model}: {error}") from None
     module, bindings = fully_sharded_step(args.model, args.fsdp, seq=args.seq, micro_batch=args.micro_batch,
                                           micro_batches=micro_batches, recompute=args.recompute,
-                                          dtype=args.dtype, optimizer=args.optimizer, lr=args.lr)
+                                          dtype=args.dtype, optimizer=args.optimizer, lr=args.lr, forward=forward)
     settings = CompileSettings(enabled={opt.flag: opt.flag in flags for opt in _optimizations()},
                                memory_limit=int(args.memory_limit * 1e9) if args.memory_limit else 0,
                                profiler=args.profiler or "simulator")
@@ -215,13 +230,14 @@ def compile_job(args: argparse.Namespace):
     if getattr(args, "ir", None):
         given = [f"--{f}" for f in flags] + [o for o, v in (("--memory-limit", args.memory_limit),
                                                             ("--profiler", args.profiler)) if v is not None]
+        if args.frontend == "torch" or args.torch_factory:
+            raise UsageError(f"--ir runs the module {args.ir} as it was compiled, from seeded or --weights "
+                             "weights: drop --frontend torch (and --torch-factory)")
         if given:
             raise UsageError(f"--ir runs the module {args.ir} as it was compiled: drop {given[0]} "
                              "(give it to `stagec compile`)")
         return _compiled_job(args)
-    if args.frontend == "torch":
-        raise UsageError("--frontend torch: `stagec run` initialises the template's parameters; "
-                         "run the model's template (--frontend template)")
+    _check_frontend(args)
     _check_deepcompile(args, flags)
     mesh = 1
     for axis in STRATEGY_AXES:
@@ -239,12 +255,12 @@ def compile_job(args: argparse.Namespace):
     if args.lr <= 0:
         raise UsageError(f"--lr {args.lr}: the learning rate must be positive")
     micro_batches = micro_batches_of(args)
+    forward = _torch_forward(args) if args.frontend == "torch" else None
     if flags:
-        module, bindings, args.pass_runs = _deepcompile_job(args, flags, micro_batches)
+        module, bindings, args.pass_runs = _deepcompile_job(args, flags, micro_batches, forward)
         return module, bindings
     try:
-        config = load_config(args.model)
-        module = build_model(config, args.dtype)
+        module = forward if forward is not None else build_model(load_config(args.model), args.dtype)
     except (ConfigError, ImportError, OSError) as error:
         raise UsageError(f"--model {args.model}: {error}") from None
     for step in _scheduled_passes(args, micro_batches):
@@ -253,6 +269,57 @@ def compile_job(args: argparse.Namespace):
         except PassError as error:
             raise UsageError(f"{step.name}: {error}") from None
     return module, {"B": args.micro_batch * args.dp * args.fsdp * args.ep, "S": args.seq, "M": micro_batches}
+
+
+def _check_frontend(args: argparse.Namespace) -> None:
+    """--frontend torch starts from the module's own weights: the template's
+    initialisation options do not apply."""
+    if args.frontend != "torch":
+        if args.torch_factory:
+            raise UsageError(f"--torch-factory {args.torch_factory} builds the model through the torch frontend: "
+                             "give --frontend torch too")
+        return
+    if args.init_std is not None:
+        raise UsageError(f"--init-std {args.init_std} sets the template's initialisation; --frontend torch starts "
+                         "from the module's own (seeded by --seed): drop --init-std")
+    if args.weights and args.resume:
+        raise UsageError(f"--weights {args.weights} with --resume: the checkpoint holds the weights; drop --weights")
+
+
+def _torch_forward(args: argparse.Namespace):
+    """The forward program imported from the torch module of --frontend torch, built
+    for real after torch.manual_seed(--seed) (frontends/torch/models.py
+    `initial_model`), its state_dict loaded from --weights if given. Sets
+    `args.torch_parameters`: the module's parameters under the program's names and
+    stacked shapes (frontends/torch/parameters.py), which the ranks start from."""
+    from stagec.frontends.templates import ConfigError, load_config
+    from stagec.frontends.torch.models import FactoryError, import_model, initial_model
+    from stagec.frontends.torch.parameters import ParameterError, load_state, program_parameters
+    from stagec.runtime.exec.weights import parameter_shapes
+    from stagec.tools.progress import status
+
+    target = args.torch_factory or "hf"
+    with status(f"building {args.model} in torch", args.quiet) as update:
+        try:
+            config = load_config(args.model)
+        except (ConfigError, OSError) as error:
+            raise UsageError(f"--model {args.model}: {error}") from None
+        try:
+            model = initial_model(config, target, args.dtype, seed=args.seed)
+            if args.weights:
+                try:
+                    load_state(model, args.weights)
+                except ParameterError as error:
+                    raise UsageError(f"--weights {error}") from None
+            update(f"importing {args.model} from torch (torch.export, torch-mlir)")
+            forward = import_model(model, config, target)
+            args.torch_parameters = program_parameters(model, parameter_shapes(forward))
+        except FactoryError as error:
+            raise UsageError(str(error)) from None
+        except (ConfigError, ImportError) as error:
+            text = str(error)  # the frontend's own refusal of a model family names --frontend torch itself
+            raise UsageError(text if text.startswith("--frontend torch") else f"--frontend torch: {text}") from None
+    return forward
 
 
 def _check_weights(args: argparse.Namespace) -> None:
@@ -331,15 +398,19 @@ def run(args: argparse.Namespace) -> None:
             raise UsageError(f"--profile {args.profile}: the directory {directory} does not exist")
         if args.pp > 1:
             raise UsageError("--profile with --pp: a profile covers one step function; pipelined stages have several")
+    args.torch_parameters = None
     module, bindings = compile_job(args)
     _check_runs(module, bindings, args)
-    if args.weights:
+    if args.weights and args.frontend != "torch":
         _check_weights(args)
     text = _module_text(module)
     fingerprint = hashlib.sha256((text + json.dumps(bindings, sort_keys=True) + str(args.ranks) + str(args.seed)).encode()).hexdigest()[:16]
     if args.resume:
         _check_checkpoint(args.checkpoint, fingerprint)
-    job = {"model": args.model, "steps": args.steps, "seed": args.seed, "init_std": args.init_std,
+    from stagec.runtime.exec.weights import DEFAULT_STD
+
+    job = {"model": args.model, "steps": args.steps, "seed": args.seed,
+           "init_std": DEFAULT_STD if args.init_std is None else args.init_std,
            "data": os.path.abspath(args.data) if args.data else None, "threads": args.threads,
            "checkpoint": os.path.abspath(args.checkpoint) if args.checkpoint else None,
            "checkpoint_every": args.checkpoint_every, "resume": args.resume, "fingerprint": fingerprint,
@@ -361,7 +432,7 @@ def run(args: argparse.Namespace) -> None:
             print(f"stagec run: {pass_run.pass_name}: {decision.text()}")
     progress = _Progress(args.steps, quiet=args.quiet)
     try:
-        with progress:
+        with progress, _torch_weights(args, job):
             steps = launch(text, bindings, job, args.ranks, hostfile=args.hostfile, on_step=progress.step)
     except RunFailed as error:
         print(f"stagec run: {error}", file=sys.stderr)
@@ -380,6 +451,28 @@ def run(args: argparse.Namespace) -> None:
             "losses": [s.loss for s in steps], "step_seconds": times, "median_step_seconds": median,
             # what rank 0 ran in the last step: the lowered program's communication and memory ops
             "executed": dict(steps[-1].executed)})
+
+
+@contextlib.contextmanager
+def _torch_weights(args: argparse.Namespace, job: dict):
+    """With --frontend torch, the module's parameters (`args.torch_parameters`, under
+    the program's names) in a safetensors file for the ranks, as `job["weights"]`,
+    removed after the run. A resumed run starts from its checkpoint instead."""
+    if args.torch_parameters is None or args.resume:
+        yield
+        return
+    from safetensors.torch import save_file
+
+    directory = tempfile.mkdtemp(prefix="stagec-torch-weights-")
+    try:
+        path = os.path.join(directory, "parameters.safetensors")
+        save_file(args.torch_parameters, path + ".tmp")
+        os.replace(path + ".tmp", path)
+        args.torch_parameters = None  # the file holds them now
+        job["weights"] = path
+        yield
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def _check_checkpoint(directory: str, fingerprint: str) -> None:

@@ -6,9 +6,13 @@ converted into the forward program docs/training-ir.md fixes.
     module = build_torch_model("mixtral-8x7b", dtype="bf16")      # MixtralForCausalLM
     module = build_torch_model("gpt3-5b")                         # GPT2LMHeadModel
     module = build_torch_model(config, frontend_target="mypkg.models:make_model")
+    model = initial_model(config, "hf", "f32", seed=0)           # real weights (`stagec run`)
+    module = import_model(model, config)
 
-A model is built on the meta device: a 70B model costs no memory. What is exported
-is `CausalLMLoss`: the model's decoder, its LM head and the mean token cross-entropy
+A model is built on the meta device: a 70B model costs no memory. `initial_model`
+builds it for real instead, under a seed, for a run that starts from the module's own
+initial parameters (frontends/torch/parameters.py names them as the program does).
+What is exported is `CausalLMLoss`: the model's decoder, its LM head and the mean token cross-entropy
 against already shifted labels, so the parameters keep Hugging Face's names
 (`model.layers.0.self_attn.q_proj.weight`, `lm_head.weight`).
 
@@ -18,7 +22,8 @@ attention mask (batches of whole sequences, as the training IR assumes), so that
 attention is one aten op and no mask construction is exported.
 
 A factory `MODULE:FACTORY` is called as `FACTORY(config)` with the ModelConfig (or
-`FACTORY()` if it takes no argument) under the meta device and returns an nn.Module
+`FACTORY()` if it takes no argument) under the meta device (or the CPU, for
+`initial_model`) and returns an nn.Module
 whose forward takes (input_ids, labels) and returns the loss.
 """
 
@@ -38,7 +43,7 @@ from stagec.frontends.templates import ConfigError, ModelConfig, load_config
 from stagec.frontends.templates.blocks import element_type
 
 __all__ = ["FactoryError", "build_torch_model", "call_factory", "causal_lm_loss", "hf_model", "import_forward",
-           "load_factory"]
+           "import_model", "initial_model", "load_factory", "torch_model"]
 
 DYNAMIC = {"input_ids": {0: "B", 1: "S"}, "labels": {0: "B", 1: "S"}}
 _TORCH_DTYPES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "f64": "float64"}
@@ -110,13 +115,14 @@ def _hf_config(config: ModelConfig, dtype):
 
     family = config.family
     if family == "gpt":
-        hf = transformers.GPT2Config(
+        keys = dict(
             vocab_size=config.vocab_size, n_embd=config.hidden_size, n_layer=config.num_hidden_layers,
             n_head=config.num_attention_heads, n_inner=config.intermediate_size,
             n_positions=config.max_position_embeddings, layer_norm_epsilon=config.layer_norm_epsilon,
             activation_function="gelu_new", tie_word_embeddings=config.tie_word_embeddings,
             resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
         )
+        hf = _checked(config, transformers.GPT2Config, **{k: v for k, v in keys.items() if v is not None})
         hf._attn_implementation = register_attention()
         return hf
     if family == "llama":
@@ -135,7 +141,9 @@ def _hf_config(config: ModelConfig, dtype):
     )
     if family == "mixtral":
         keys.update(num_local_experts=config.num_local_experts, num_experts_per_tok=config.num_experts_per_tok)
-    hf = cls(**keys)
+    # a key the config leaves out (a tiny config.json without max_position_embeddings
+    # or head_dim) takes transformers' default: its strict config refuses None
+    hf = _checked(config, cls, **{k: v for k, v in keys.items() if v is not None})
     hf._attn_implementation = register_attention()
     if family == "mixtral":
         from stagec.frontends.torch.moe import register_experts
@@ -143,6 +151,14 @@ def _hf_config(config: ModelConfig, dtype):
         hf._experts_implementation = register_experts()
         hf.capacity_factor = float(config.capacity)
     return hf
+
+
+def _checked(config: ModelConfig, cls, **keys):
+    """`cls(**keys)`; a ConfigError naming the config for what transformers refuses."""
+    try:
+        return cls(**keys)
+    except Exception as error:  # noqa: BLE001 - transformers' validation (huggingface_hub's strict dataclasses)
+        raise ConfigError(f"'{config.name}': transformers' {cls.__name__} refuses it: {user_exception(error)}") from None
 
 
 def hf_model(config: ModelConfig, dtype: str = "bf16", device: str = "meta"):
@@ -291,21 +307,37 @@ def config_symbols(config: ModelConfig) -> dict[str, int]:
     return config_bindings(module)
 
 
-def build_torch_model(model_name_or_config: str | ModelConfig | Mapping[str, Any], frontend_target: str = "hf",
-                      dtype: str = "bf16", timings: dict[str, float] | None = None) -> ModuleOp:
-    """The forward program of a model through the torch frontend: the transformers
-    class of a named config / config.json / dict (`frontend_target="hf"`), or
-    `MODULE:FACTORY` called with the config."""
+def torch_model(config: ModelConfig, frontend_target: str = "hf", dtype: str = "bf16", device: str = "meta"):
+    """The nn.Module of `config` on `device`, in `dtype`: transformers' class wrapped in
+    `CausalLMLoss` (`frontend_target="hf"`), or what `MODULE:FACTORY` returns, in eval
+    mode. On "meta" nothing is allocated; on "cpu" the parameters are the module's own
+    initialisation, drawn from torch's global generator (seed it first)."""
     import torch
 
-    config = model_name_or_config if isinstance(model_name_or_config, ModelConfig) else load_config(model_name_or_config)
     if frontend_target == "hf":
-        model = hf_model(config, dtype)
-    else:
-        factory = load_factory(frontend_target)
-        with torch.device("meta"):
-            model = call_factory(factory, config, frontend_target)
-        model = model.to(torch_dtype(dtype)).eval()
+        return hf_model(config, dtype, device)
+    factory = load_factory(frontend_target)
+    with torch.device(device):
+        model = call_factory(factory, config, frontend_target)
+    return model.to(torch_dtype(dtype)).eval()
+
+
+def initial_model(config: ModelConfig, frontend_target: str = "hf", dtype: str = "f32", *, seed: int = 0):
+    """`torch_model` built for real (on the CPU) after `torch.manual_seed(seed)`: the
+    module's own initial parameters, the same in every process for the same seed.
+    The caller's random state is left as it was."""
+    import torch
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return torch_model(config, frontend_target, dtype, "cpu")
+
+
+def import_model(model, config: ModelConfig, frontend_target: str = "hf",
+                 timings: dict[str, float] | None = None) -> ModuleOp:
+    """The forward program of `model` (a `torch_model` of `config`), its sizes named
+    by the template's symbols; a factory's forward that torch.export cannot run is a
+    FactoryError."""
     symbols = config_symbols(config)
     if frontend_target == "hf":
         return import_forward(model, config.vocab_size, config.name, symbols, timings)
@@ -317,3 +349,12 @@ def build_torch_model(model_name_or_config: str | ModelConfig | Mapping[str, Any
         raise
     except Exception as error:  # noqa: BLE001 - the user's forward under torch.export
         raise export_error(frontend_target, error) from None
+
+
+def build_torch_model(model_name_or_config: str | ModelConfig | Mapping[str, Any], frontend_target: str = "hf",
+                      dtype: str = "bf16", timings: dict[str, float] | None = None) -> ModuleOp:
+    """The forward program of a model through the torch frontend: the transformers
+    class of a named config / config.json / dict (`frontend_target="hf"`), or
+    `MODULE:FACTORY` called with the config, built on the meta device."""
+    config = model_name_or_config if isinstance(model_name_or_config, ModelConfig) else load_config(model_name_or_config)
+    return import_model(torch_model(config, frontend_target, dtype), config, frontend_target, timings)

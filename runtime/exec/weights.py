@@ -13,7 +13,9 @@ reads Hugging Face's names (a transformers LlamaForCausalLM's or MixtralForCausa
 state_dict, or a hub checkpoint's per-expert Mixtral tensors) as the templates' stacked
 parameters; `check(parameter_shapes(module))` refuses, before any rank starts, a file
 that lacks a parameter or holds one in another shape. Each rank reads the whole
-tensor and keeps its shard (state.py), as with seeded weights.
+tensor and keeps its shard (state.py), as with seeded weights. A tensor named exactly
+as a parameter is that parameter whole, stacked: `stagec run --frontend torch` writes
+the torch module's own parameters so (frontends/torch/parameters.py).
 """
 
 from __future__ import annotations
@@ -103,9 +105,11 @@ class SafetensorsWeights:
             raise WeightsError(f"{path}: not a safetensors file: {error}") from None
         # stripped name -> {indices: the file's tensor}
         self._groups: dict[str, dict[tuple[int, ...], _Source]] = {}
+        self._keys: dict[str, _Source] = {}
         for key in self._file.keys():
             index = tuple(int(i) for i in _INDEX.findall(key))
             shape = tuple(self._file.get_slice(key).get_shape())
+            self._keys[key] = _Source(key, shape)
             self._groups.setdefault(_INDEX.sub("", key), {})[index] = _Source(key, shape)
         for ours, theirs, chunk, chunks in _FUSED:
             for stripped, group in list(self._groups.items()):
@@ -116,7 +120,11 @@ class SafetensorsWeights:
     def _parts(self, name: str, shape: tuple[int, ...]) -> tuple[list[_Source], tuple[int, ...]]:
         """The file's tensors that stack into parameter `name` of global stacked shape
         `shape`, outer index first, and the shape each must have: a tensor's indices in
-        the file (layer, expert) are the leading dims of `shape`."""
+        the file (layer, expert) are the leading dims of `shape`. A tensor named as the
+        parameter is the whole stacked parameter (a file written under the program's
+        names, which may hold indices of their own: frontends/torch/parameters.py)."""
+        if name in self._keys:
+            return [self._keys[name]], shape
         group = self._groups.get(name)
         if group is None:
             raise WeightsError(f"{self.path}: no tensor for the parameter {name} "

@@ -109,9 +109,7 @@ class GroupOp(IRDLOperation):
 
     def members(self) -> list[Operation]:
         """The ops of the body that do work (not views, not the terminator)."""
-        from stagec.dialects.stg.structure import YieldOp
-
-        return [op for op in self.body.block.ops if not isinstance(op, YieldOp) and not _is_view(op)]
+        return [op for op in self.body.block.ops if _does_work(op.__class__)]
 
     def collective_kind(self) -> type | None:
         """The members' collective class when this is a coalesced collective, else None."""
@@ -188,10 +186,20 @@ class GroupOp(IRDLOperation):
         return cls.create(result_types=types, regions=[body], properties=props, attributes=attrs)
 
 
-def _is_view(op: Operation) -> bool:
-    from stagec.dialects.stg.state import StateOp
+def _does_work(cls: type) -> bool:
+    """Whether a group member of this class does work: not a view, a state read or the
+    terminator. Decided once per class (the schedulers and backends ask it of every
+    member of every group, and isinstance on xDSL's op classes is slow)."""
+    known = _DOES_WORK.get(cls)
+    if known is None:
+        from stagec.dialects.stg.state import StateOp
+        from stagec.dialects.stg.structure import YieldOp
 
-    return isinstance(op, (*view_ops(), StateOp))
+        known = _DOES_WORK[cls] = not issubclass(cls, (*view_ops(), StateOp, YieldOp))
+    return known
+
+
+_DOES_WORK: dict[type, bool] = {}
 
 
 def view_ops() -> tuple[type, ...]:

@@ -33,9 +33,17 @@ last), per block:
   them, their waits later - stg-defer-gradient-waits) become one `stg.group async` at
   the last of them.
 
-Not modelled, stated: the root group is resharded after the forward too (FSDP2 keeps
-the root unsharded into the backward: keeping a buffer across graphs is stg-unshard's
-rewrite). A layer loop that stays
+- the root group is not resharded after the forward (`root-reshard-after-forward`
+  false, FSDP2's heuristic: `fully_shard` sets the root state's
+  `reshard_after_forward` to False, "since its parameters would typically be
+  immediately all-gathered for backward"): each root parameter is gathered once per
+  micro-batch, before the micro-batch's forward, and the group is freed at once after
+  its last use in the backward (post-backward reshard). Keeping a buffer from one
+  graph into the next is stg-unshard's rewrite (`keep_gathered`), applied to the root
+  group in the innermost block that holds all of its gathers (a micro-batch loop's
+  body, or the step's).
+
+A layer loop that stays
 structured holds one group per body, so the next layer's prefetch - which crosses an
 iteration - is made once stg-unroll-layers has unrolled it; `reshard-after-forward=false`
 is refused (keeping the gathered layer into the backward crosses graphs).
@@ -65,8 +73,10 @@ from stagec.passes.deepcompile.gathers import (
     place,
     stream_of,
 )
+from stagec.passes.deepcompile.sites import GatherSite, gather_sites
 from stagec.passes.diagnostics import PassError
 from stagec.passes.schedule.grouping import is_compute
+from stagec.passes.stg_unshard import keep_gathered
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -88,6 +98,11 @@ class StgFsdp2(ModulePass):
     reshard_after_forward: bool = True
     """FSDP2's default; false keeps the gathered layer into the backward (refused here)."""
 
+    root_reshard_after_forward: bool = False
+    """FSDP2's root group (embeddings, final norm, output projection): false, as
+    `fully_shard` sets it on the root, keeps it gathered from the forward into the
+    backward; true frees it after the forward as the layers are."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         fsdp2(op, self)
 
@@ -101,7 +116,42 @@ class Fsdp2Result:
     prefetched: int = 0  # groups issued after the previous group's first wait
     reductions: int = 0  # one reduce-scatter call per group's burst of gradients
     reductions_grouped: int = 0  # gradient reduce-scatters inside them
+    root_kept: int = 0  # root parameters gathered once per micro-batch, forward to backward
     members: list[list[str]] = field(default_factory=list)
+
+
+def _keep_root(function: func.FuncOp) -> int:
+    """Keep the root group's parameters (no layer: not in a layer loop, no explicit
+    layer) gathered from the forward into the backward, in the innermost block that
+    holds every gather of the group; returns how many."""
+    by_param: dict[str, list[GatherSite]] = {}
+    for site in gather_sites(function):
+        if site.param.explicit_layer() is None and not site.layer_loops():
+            by_param.setdefault(site.name, []).append(site)
+    if not by_param:
+        return 0
+    body = _common_block([s.group or s.gather for sites in by_param.values() for s in sites])
+    for sites in by_param.values():
+        keep_gathered(body, sites)
+    return len(by_param)
+
+
+def _common_block(ops: list[Operation]) -> Block:
+    """The innermost block that holds every op of `ops` (at any depth)."""
+    def blocks(op: Operation) -> list[Block]:
+        out = []
+        while op is not None:
+            out.append(op.parent_block())
+            op = op.parent_op()
+        return out[::-1]  # outermost first
+
+    chains = [blocks(op) for op in ops]
+    common = chains[0][0]
+    for depth in range(min(len(c) for c in chains)):
+        if any(c[depth] is not chains[0][depth] for c in chains):
+            break
+        common = chains[0][depth]
+    return common
 
 
 def fsdp2(module: ModuleOp, options: StgFsdp2 = StgFsdp2()) -> Fsdp2Result:
@@ -116,6 +166,9 @@ def fsdp2(module: ModuleOp, options: StgFsdp2 = StgFsdp2()) -> Fsdp2Result:
     if options.prefetch not in (0, 1):
         raise PassError(f"stg-fsdp2: prefetch is 0 or 1 (groups ahead), not {options.prefetch}")
     result = Fsdp2Result()
+    if not options.root_reshard_after_forward:
+        for fn in functions:
+            result.root_kept += _keep_root(fn)
     for fn in functions:
         _blocks(fn.body.block, options, result)
     for fn in functions:
@@ -126,6 +179,7 @@ def fsdp2(module: ModuleOp, options: StgFsdp2 = StgFsdp2()) -> Fsdp2Result:
     record(module, "stg-fsdp2", "layer groups (one all-gather each)", result.groups)
     record(module, "stg-fsdp2", "parameter all-gathers in them", result.gathers_grouped)
     record(module, "stg-fsdp2", "next-group prefetches", result.prefetched)
+    record(module, "stg-fsdp2", "root parameters kept from the forward into the backward", result.root_kept)
     record(module, "stg-fsdp2", "gradient reduce-scatter calls (one per group)", result.reductions)
     record(module, "stg-fsdp2", "gradient reduce-scatters in them", result.reductions_grouped)
     return result

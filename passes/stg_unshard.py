@@ -191,7 +191,7 @@ def unshard(module: ModuleOp, options: StgUnshard = StgUnshard(), *, profile: Pr
         if key in chains:
             _keep_in_place(function, sites, order, chains[key])
         else:
-            _keep(function.body.block, sites)
+            keep_gathered(function.body.block, sites)
     return result
 
 
@@ -223,9 +223,10 @@ def _layers(sites: list[GatherSite], view: BlockProfile) -> int | None:
     return view.program.ev.int(counts.pop(), "a layer count")
 
 
-def _keep(body: Block, sites: list[GatherSite]) -> None:
-    """Gather once before the first top-level op that gathers, release after the
-    last that uses it (module doc)."""
+def keep_gathered(body: Block, sites: list[GatherSite]) -> None:
+    """Gather once before the first op of `body` that gathers, release after the last
+    that uses it (module doc); `sites` are every gather of one parameter inside `body`
+    (stg-fsdp2 keeps FSDP2's root group so, in a micro-batch's body)."""
     first = min((top_level(s.gather, body) for s in sites), key=_index)
     loops = [s.layer_loops() for s in sites]
     reads, gather, wait = _gather_ops(sites[0])

@@ -600,7 +600,7 @@ def _run_options(argv: list[str]):
     import argparse
 
     parsed = vars(_parser().parse_args(argv))
-    names = ("ranks", "model", "steps", "json", "checkpoint", "resume", "profile", "ir")
+    names = ("ranks", "model", "steps", "json", "checkpoint", "resume", "profile", "ir", "weights")
     return argparse.Namespace(**{name: parsed.get(name) for name in names})
 
 
@@ -635,7 +635,9 @@ def run_scenarios(found: list[str]) -> list[Scenario]:
     """`stagec run`'s own examples, whatever its help says (tools/stagec_run.py): each in
     a directory of its own with tiny.json there (examples/tiny.json); one with --resume
     right after the example before it that writes the same --checkpoint; an --ir FILE
-    that no example writes compiled first for the example's ranks. They run with the
+    that no example writes compiled first for the example's ranks; a --weights FILE
+    written first as the state_dict of transformers' model of the config (the file the
+    help describes). They run with the
     scale suite: 15-25 s each on 2 busy cores (mpiexec and a torch import per rank); the
     DeepCompile loop's `stagec run` (compile's help) runs in the default suite."""
     explicit = {e for s in SCENARIOS for e in s.examples}
@@ -654,6 +656,13 @@ def run_scenarios(found: list[str]) -> list[Scenario]:
         if args.ir:
             setup.append(f"stagec compile --model {shlex.quote(args.model)} --fsdp {args.ranks} --batch {args.ranks} "
                          f"--seq 64 --no-prefetch --no-unshard --no-offload --quiet -o {shlex.quote(args.ir)}")
+        if args.weights:
+            setup.append("python -c 'from stagec.frontends.templates import load_config; "
+                         "from stagec.frontends.torch.models import initial_model; "
+                         "from safetensors.torch import save_file; "
+                         f"m = initial_model(load_config(\"{args.model}\"), \"hf\", \"f32\"); "
+                         "save_file({k: v.detach().clone() for k, v in m.state_dict().items()}, "
+                         f"\"{args.weights}\")'")
         scenarios.append(Scenario(f"run-{len(scenarios) + 1}", (step,), True, tuple(setup)))
     return scenarios
 

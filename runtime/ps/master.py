@@ -11,8 +11,12 @@ Control flow for one push (clusters call the master; slaves poll it):
    layer of the push received and checked (`layer_received`); `push_commit` then
    records the cluster and its tokens.
 3-4. The first commit opens the grace window; pushes committed before it closes join
-   the round (`dips`). `async` closes the window at once; `sync` when every live
-   cluster is in it.
+   the round (`dips`). It closes early once no live cluster can still join it: every
+   cluster not in it is training, not pushing, and started its chunk so recently that
+   its last chunk's training time (from `chunk` to `push_request`) would bring it after
+   the window's end (§3.2: the window is there for clusters that finish at about the
+   same time; waiting for none costs the round's clusters the whole window).
+   `async` closes the window at once; `sync` when every live cluster is in it.
 5. The round: slaves send Gram matrices of their pseudo-gradients (`slave_norms`), the
    master decides participants, weights and the clip factor (`penalty.decide`), slaves
    prepare the outer step into a pending snapshot (`slave_prepared`), the master writes
@@ -116,6 +120,10 @@ class Master:
         self.slaves: dict[int, dict] = {}
         self.window: list[str] = []
         self.window_opened = 0.0
+        # when each cluster took its current chunk, and how long its last chunk's
+        # training took: whether it can still join an open window
+        self.chunk_taken: dict[int, float] = {}
+        self.training_s: dict[int, float] = {}
         self.round: Round | None = None
         self.losses: dict[int, float] = {}
         self.bye: set[int] = set()
@@ -175,6 +183,7 @@ class Master:
 
     def op_chunk(self, b: dict) -> dict:
         self._beat_cluster(int(b["cluster"]))
+        self.chunk_taken[int(b["cluster"])] = time.monotonic()
         chunk = self.next_chunk
         self.next_chunk += 1
         if self.first_chunk_time is None:
@@ -184,6 +193,9 @@ class Master:
     def op_push_request(self, b: dict) -> dict:
         cluster = int(b["cluster"])
         self._beat_cluster(cluster)
+        taken = self.chunk_taken.pop(cluster, None)
+        if taken is not None:
+            self.training_s[cluster] = time.monotonic() - taken
         if self.finished:
             return {"finished": True}
         self.losses[cluster] = float(b.get("loss", float("nan")))
@@ -382,7 +394,28 @@ class Master:
             starting = now - self.started < self.dep.round_timeout_s
             expected = set(range(len(self.plan.clusters))) - self.seen if starting else set()
             return set(self.clusters) | expected <= waiting
-        return now - self.window_opened >= self.plan.grace_window_s
+        return now - self.window_opened >= self.plan.grace_window_s or not self._can_join(now)
+
+    # a cluster's training time varies a little from chunk to chunk: one expected to
+    # arrive within this share of it after the window's end may still make it
+    _TRAINING_JITTER = 0.1
+
+    def _can_join(self, now: float) -> bool:
+        """Whether a live cluster not in the window may still commit a push into it
+        before it closes; unknown (a cluster between chunks, or before its first
+        push) counts as yes."""
+        end = self.window_opened + self.plan.grace_window_s
+        joined = {self.pushes[p].cluster for p in self.window}
+        pushing = {p.cluster for p in self.pushes.values() if p.state in ("sending", "prepared")}
+        for cluster in self.clusters:
+            if cluster in joined:
+                continue
+            taken, training = self.chunk_taken.get(cluster), self.training_s.get(cluster)
+            if cluster in pushing or taken is None or training is None:
+                return True
+            if taken + training * (1 - self._TRAINING_JITTER) <= end:
+                return True
+        return False
 
     def _start_round(self) -> None:
         pushes = self.window[:] if self.dep.mode != "async" else self.window[:1]

@@ -88,3 +88,84 @@ def test_a_master_restarted_before_the_shutdown_still_waits_for_the_slaves(maste
     for s in range(dep.plan.num_slaves):
         restarted.handle({"op": "slave_poll", "slave": s, "pid": 100 + s, "version": restarted.version})
     assert restarted.drained()
+
+
+class Clock:
+    """The master's time.monotonic, set by the test."""
+
+    def __init__(self, monkeypatch):
+        import stagec.runtime.ps.master as master_module
+
+        self.now = 1000.0
+        monkeypatch.setattr(master_module.time, "monotonic", lambda: self.now)
+
+
+def commit_push(m, cluster):
+    push = m.handle({"op": "push_request", "cluster": cluster, "tokens": 1024, "base_version": 0, "loss": 1.0})
+    for step, layers in enumerate(push["steps"]):
+        assert m.handle({"op": "push_grant", "cluster": cluster, "push": push["push"], "step": step})["granted"]
+        for layer in layers:
+            m.handle({"op": "layer_received", "slave": m.plan.slave_of_layer[layer], "push": push["push"],
+                      "layer": layer})
+        m.handle({"op": "push_step_done", "cluster": cluster, "push": push["push"], "step": step})
+    assert m.handle({"op": "push_prepare", "cluster": cluster, "push": push["push"]}) == {"vote": "yes"}
+    assert m.handle({"op": "push_commit", "cluster": cluster, "push": push["push"]}) == {"committed": True}
+
+
+def trained(m, clock, cluster, seconds):
+    """`cluster` takes a chunk, trains `seconds`, asks to push, and gives the push up:
+    the master has seen one chunk's training time of it."""
+    m.handle({"op": "chunk", "cluster": cluster})
+    clock.now += seconds
+    push = m.handle({"op": "push_request", "cluster": cluster, "tokens": 1024, "base_version": 0, "loss": 1.0})
+    m.handle({"op": "push_failed", "cluster": cluster, "push": push["push"]})
+
+
+@pytest.mark.parametrize("started, closes_early", [
+    # the window (grace 0.2 s) opens at t = 1.0 and would end at 1.2; cluster 1 trains
+    # a chunk in 1.0 s (0.9 s at the 10% jitter allowed): taken at 0.5 it arrives at
+    # 1.4 at the earliest, too late - the window closes at once; taken at 0.25 it may
+    # arrive at 1.15, in time - the window waits its 0.2 s
+    (0.5, True),
+    (0.25, False),
+])
+def test_the_window_closes_once_no_cluster_can_join_it(master, monkeypatch, started, closes_early):
+    clock = Clock(monkeypatch)
+    master.handle({"op": "hello", "cluster": 1})
+    t0 = clock.now
+    trained(master, clock, 1, 1.0)
+    trained(master, clock, 0, 1.0)
+    clock.now = t0 + 10.0  # a later chunk: cluster 1 takes it, cluster 0 trains and commits
+    master.handle({"op": "chunk", "cluster": 0})
+    clock.now += started
+    master.handle({"op": "chunk", "cluster": 1})
+    clock.now += 1.0 - started
+    commit_push(master, 0)
+    clock.now += 0.01
+    assert master._window_closed(clock.now) is closes_early
+    clock.now += 0.2
+    assert master._window_closed(clock.now)  # the grace window is over either way
+
+
+def test_the_window_waits_for_a_cluster_it_cannot_predict_or_that_is_pushing(master, monkeypatch):
+    clock = Clock(monkeypatch)
+    master.handle({"op": "hello", "cluster": 1})
+    # cluster 1 has never pushed: how long it trains is unknown
+    master.handle({"op": "chunk", "cluster": 0})
+    master.handle({"op": "chunk", "cluster": 1})
+    clock.now += 1.0
+    commit_push(master, 0)
+    clock.now += 0.01
+    assert not master._window_closed(clock.now)
+    clock.now += 0.2
+    assert master._window_closed(clock.now)
+    # cluster 1 known (1 s a chunk) but in the middle of a push: it may commit any moment
+    master.window.clear()
+    trained(master, clock, 1, 1.0)
+    master.handle({"op": "chunk", "cluster": 0})
+    master.handle({"op": "chunk", "cluster": 1})
+    clock.now += 1.0
+    master.handle({"op": "push_request", "cluster": 1, "tokens": 1024, "base_version": 0, "loss": 1.0})
+    commit_push(master, 0)
+    clock.now += 0.01
+    assert not master._window_closed(clock.now)

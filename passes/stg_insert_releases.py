@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from stagec.dialects.kinds import kind_of
 from stagec.dialects.stg.comm import AllGatherOp
 from stagec.dialects.stg.memory import ReleaseOp, WaitOp
 from stagec.dialects.stg.schedule import GroupOp
@@ -53,11 +54,15 @@ def insert_releases(module: ModuleOp) -> int:
     return sum(_release(v, order) for v in gathered)
 
 
+_GATHERING = kind_of(AllGatherOp, GroupOp)  # dialects/kinds.py
+
+
 def _gathered_parameters(op: Operation) -> list[SSAValue]:
     """The device buffers of gathered parameters that `op` makes."""
-    if isinstance(op, AllGatherOp) and not isinstance(op.parent_op(), GroupOp) and reads_param(op.input):
+    kind = _GATHERING(op)
+    if kind == 0 and _GATHERING(op.parent_op()) != 1 and reads_param(op.input):
         return _through_wait(op.result)
-    if isinstance(op, GroupOp) and op.collective_kind() is AllGatherOp:
+    if kind == 1 and op.collective_kind() is AllGatherOp:
         return [b for m, r in zip(op.members(), op.outputs) if reads_param(m.input) for b in _through_wait(r)]
     return []
 

@@ -37,6 +37,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from stagec.dialects.kinds import kind_of
 from stagec.dialects.stg.attributes import TokenType
 from stagec.dialects.stg.comm import AllReduceStagesOp, CollectiveOp, LocalSliceOp, RecvOp, ReshardOp, SendOp
 from stagec.dialects.stg.memory import OffloadOp, ReloadOp, WaitOp
@@ -70,12 +71,13 @@ def schedule_streams(module: ModuleOp) -> None:
         if isinstance(fn, func.FuncOp):
             issued = []
             for op in fn.walk():
-                if isinstance(op, ReshardOp):
+                kind = _ISSUED(op)
+                if kind == 0:
                     raise PassError("a stg.reshard is left: run stg-match-collectives before stg-schedule", op)
                 # a group is issued, not its members; a named stream was scheduled already
-                if isinstance(op.parent_op(), GroupOp) or op.properties.get("stream") is not None:
+                if kind < 0 or _ISSUED(op.parent_op()) == 1 or op.properties.get("stream") is not None:
                     continue
-                stream = _stream(op, meshes)
+                stream = _stream(op, kind, meshes)
                 if stream is not None:
                     issued.append((op, stream))
             for op, stream in issued:
@@ -85,19 +87,24 @@ def schedule_streams(module: ModuleOp) -> None:
             fn.attributes[SCHEDULED] = UnitAttr()
 
 
-def _stream(op: Operation, meshes: dict) -> str | None:
-    if isinstance(op, GroupOp):
-        kind = op.collective_kind()
-        return _collective_stream(op.members()[0], meshes) if kind is not None else None
-    if isinstance(op, LocalSliceOp):
+# the ops stg-schedule gives a stream, by kind (dialects/kinds.py); -1: none
+_ISSUED = kind_of(ReshardOp, GroupOp, LocalSliceOp, CollectiveOp, SendOp, RecvOp, (OffloadOp, ReloadOp))
+
+
+def _stream(op: Operation, kind: int, meshes: dict) -> str | None:
+    """The stream of `op`, of `_ISSUED` kind `kind`."""
+    if kind == 1:
+        collective = op.collective_kind()
+        return _collective_stream(op.members()[0], meshes) if collective is not None else None
+    if kind == 2:
         return None  # moves nothing
-    if isinstance(op, CollectiveOp):
+    if kind == 3:
         return _collective_stream(op, meshes)
-    if isinstance(op, SendOp):
+    if kind == 4:
         return p2p_stream("send", op.axis.data, op.peer.value.data)
-    if isinstance(op, RecvOp):
+    if kind == 5:
         return p2p_stream("recv", op.axis.data, op.peer.value.data)
-    if isinstance(op, (OffloadOp, ReloadOp)):
+    if kind == 6:
         return COPY_STREAM
     return None
 

@@ -23,6 +23,7 @@ from math import prod
 
 from xdsl.dialects import func
 
+from stagec.dialects.kinds import kind_of
 from stagec.dialects.stg.comm import AllReduceStagesOp, CollectiveOp, LocalSliceOp, P2POp
 from stagec.dialects.stg.model_ops import CrossEntropyOp
 from stagec.passes.analysis.liveness import AccountingError, Evaluator
@@ -42,6 +43,10 @@ class Communicator:
         return {"name": self.name, "ranks": self.ranks, "point_to_point": self.point_to_point, "peers": self.peers}
 
 
+# the ops that use a communicator, by kind; a local slice moves nothing (dialects/kinds.py)
+_COMMUNICATING = kind_of(AllReduceStagesOp, LocalSliceOp, CollectiveOp, P2POp, CrossEntropyOp)
+
+
 def communicators_of(function: func.FuncOp, ev: Evaluator) -> tuple[Communicator, ...]:
     """Every communicator `function` (calls inlined) uses, in order of first use."""
     collective: dict[str, int] = {}
@@ -54,17 +59,20 @@ def communicators_of(function: func.FuncOp, ev: Evaluator) -> tuple[Communicator
         return prod(int(ev.env[a]) for a in axes)
 
     for op in function.walk():
-        if isinstance(op, AllReduceStagesOp):
+        kind = _COMMUNICATING(op)
+        if kind < 0:
+            continue
+        if kind == 0:
             among = ",".join(map(str, op.coordinates))
             collective.setdefault(f"[{', '.join(op.axis_names)}] among {among}", len(op.coordinates))
-        elif isinstance(op, CollectiveOp) and not isinstance(op, LocalSliceOp):
+        elif kind == 2:
             axes = tuple(sorted(op.axis_names))
             collective.setdefault(f"[{', '.join(axes)}]", size(axes))
-        elif isinstance(op, P2POp):
+        elif kind == 3:
             name = f"[{op.axis.data}] p2p"
             ranks, peers = p2p.setdefault(name, (size([op.axis.data]), set()))
             peers.add(op.peer.value.data)
-        elif isinstance(op, CrossEntropyOp):
+        elif kind == 4:
             for _kind, axes, _bytes in op.vocab_collectives():
                 axes = tuple(sorted(axes))
                 collective.setdefault(f"[{', '.join(axes)}]", size(axes))

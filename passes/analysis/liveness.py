@@ -36,6 +36,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
+from stagec.dialects.kinds import kind_of
 from stagec.dialects.stg.names import GRAD
 from stagec.dialects.stg.attributes import TensorType, TokenType, element_bytes
 from stagec.dialects.stg.comm import AllGatherOp, CollectiveOp, CommOp
@@ -256,6 +257,9 @@ def _reads_param(value: SSAValue) -> bool:
     return isinstance(op, ParamOp)
 
 
+_STATE_READ = kind_of(OptimizerStateOp, ParamOp)  # dialects/kinds.py
+
+
 def gathered_from_master(function: func.FuncOp | Block) -> frozenset[str]:
     """The parameters a run keeps only as their full-precision master: those with a
     `master` state whose every read (through views) is an all-gather's input - the
@@ -271,9 +275,10 @@ def gathered_from_master(function: func.FuncOp | Block) -> frozenset[str]:
     write of the bf16 copy is a transient."""
     masters, gathered, other = set(), set(), set()
     for op in function.walk():  # a function, or its body block
-        if isinstance(op, OptimizerStateOp) and op.tensor_name.data == "master":
+        kind = _STATE_READ(op)
+        if kind == 0 and op.tensor_name.data == "master":
             masters.add(op.param.data)
-        elif isinstance(op, ParamOp) and op.result.uses:  # an unused read says nothing
+        elif kind == 1 and op.result.uses:  # an unused read says nothing
             name = op.tensor_name.data
             (gathered if _only_gathered(op.result) else other).add(name)
     return frozenset((gathered - other) & masters)

@@ -78,6 +78,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.ir import Operation
 
+from stagec.dialects.kinds import kind_of
 from stagec.dialects.stg.names import PhaseKind
 from stagec.dialects.stg.inference import KvCacheOp
 from stagec.dialects.stg.state import AssignOp, OptimizerStateOp, ParamOp
@@ -135,6 +136,10 @@ def stack_slice(op: Operation) -> tuple[str, ...]:
     return tuple(offsets)
 
 
+# the ops that name a persistent state, by kind (dialects/kinds.py)
+_STATEFUL = kind_of(ParamOp, OptimizerStateOp, AssignOp, KvCacheOp)
+
+
 def persistent_states(function: func.FuncOp, ev: Evaluator,
                       from_master: frozenset[str] | None = None) -> list[PersistentState]:
     """Every distinct (state, param) the function reads or assigns, counted once (the
@@ -144,20 +149,21 @@ def persistent_states(function: func.FuncOp, ev: Evaluator,
     if from_master is None:
         from_master = gathered_from_master(function)
     for op in function.walk():
-        if isinstance(op, ParamOp):
+        kind = _STATEFUL(op)
+        if kind == 0:
             key, ty = (op.tensor_name.data, None), op.result.type
-        elif isinstance(op, OptimizerStateOp):
+        elif kind == 1:
             key, ty = (op.tensor_name.data, op.param.data), op.result.type
-        elif isinstance(op, AssignOp):
+        elif kind == 2:
             key, ty = op.key, op.value.type
-        elif isinstance(op, KvCacheOp):
+        elif kind == 3:
             key, ty = (op.cache_name.data, KV_CACHE), op.result.type
         else:
             continue
         if key[1] is None and key[0] in from_master:
             continue
         mult = repeat_multiplicity(op, ev)
-        kind = KV_CACHE if isinstance(op, KvCacheOp) else state_kind(*key)
+        kind = KV_CACHE if kind == 3 else state_kind(*key)
         state = PersistentState(key[0], key[1], kind, mult, mult * ev.device_bytes(ty))
         slices = found.setdefault(key, {})
         where = stack_slice(op)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from stagec.dialects.kinds import kind_of
 from stagec.dialects.stg.comm import AllReduceOp, ReduceScatterOp
 from stagec.dialects.stg.memory import WaitOp
 from stagec.dialects.stg.names import GRAD
@@ -24,6 +25,7 @@ from xdsl.ir import Block, Operation
 __all__ = ["GradientReduction", "gradient_reductions", "is_terminator", "nested_states", "stop_before"]
 
 REDUCTIONS = (ReduceScatterOp, AllReduceOp)
+_REDUCING = kind_of(GroupOp, REDUCTIONS)  # dialects/kinds.py
 
 
 @dataclass
@@ -42,10 +44,11 @@ def gradient_reductions(block: Block) -> list[GradientReduction]:
 def _reduction(op: Operation, block: Block, position: dict) -> GradientReduction | None:
     # only reductions: the users of a gathered parameter are most of a layer, and
     # following them from every all-gather made this walk quadratic in the block
-    if isinstance(op, GroupOp):
+    kind = _REDUCING(op)
+    if kind == 0:
         if op.collective_kind() not in REDUCTIONS or op.is_async is None or op.ready is not None:
             return None
-    elif not isinstance(op, REDUCTIONS) or op.is_async is None:
+    elif kind < 0 or op.is_async is None:
         return None
     waits = [u.operation for r in op.results for u in r.uses]
     if not waits or any(not isinstance(w, WaitOp) or w.parent_block() is not block for w in waits):

@@ -63,6 +63,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
+from stagec.dialects.kinds import class_tests
 from stagec.dialects.stg.attributes import TokenType
 from stagec.dialects.stg.comm import (
     AllReduceStagesOp,
@@ -124,6 +125,10 @@ COMM_KIND_NAMES = {
     CommType.BROADCAST: "broadcast",
 }
 _VIEWS = (*view_ops(), WaitOp)
+# _Expander._steps's chain of class tests, once per op class (dialects/kinds.py)
+_STEP_TESTS = class_tests((YieldOp, func.ReturnOp), GroupOp, StateOp, AssignOp, WaitOp, _VIEWS, (ReleaseOp, MeshOp),
+                          ReshardOp, CollectiveOp, AllReduceStagesOp, (SendOp, RecvOp), LoopOp, PhaseOp,
+                          (OffloadOp, ReloadOp), func.CallOp, CrossEntropyOp, CostInterface)
 _PHASE_SHORT = {"forward": "fwd", "backward": "bwd", "recompute": "rcp", "optimizer": "opt"}
 
 
@@ -421,11 +426,12 @@ class _Expander:
     def _steps(self, block: Block) -> list[tuple]:
         steps: list[tuple] = []
         for op in block.ops:
+            t = _STEP_TESTS(op)
             operands = tuple(id(v) for v in op.operands)
             results = tuple(id(r) for r in op.results)
-            if isinstance(op, (YieldOp, func.ReturnOp)):
+            if t[0]:
                 steps.append((4, op, operands, None))
-            elif isinstance(op, GroupOp):
+            elif t[1]:
                 members = op.members()
                 inputs = tuple(id(v) for v in _group_inputs(op, members))
                 collective = None
@@ -433,37 +439,37 @@ class _Expander:
                     axes = members[0].axis_names
                     collective = (axes, self.space.group_size(axes) == 1, self.stream(op, axes), op.ready is None)
                 steps.append((5, op, self.group, (members, inputs, collective, tuple(id(r) for r in op.outputs))))
-            elif isinstance(op, StateOp):
+            elif t[2]:
                 steps.append((2, op, _state_slot(op), id(op.result)))
-            elif isinstance(op, AssignOp):
+            elif t[3]:
                 steps.append((3, op, id(op.value), _state_slot(op)))
-            elif isinstance(op, WaitOp) and isinstance(op.token.owner, (OffloadOp, ReloadOp)):
+            elif t[4] and _STEP_TESTS(op.token.owner)[13]:
                 steps.append((5, op, self.copy_wait, None))
-            elif isinstance(op, _VIEWS):
+            elif t[5]:
                 steps.append((1, op, operands, results))
-            elif isinstance(op, (ReleaseOp, MeshOp)):
+            elif t[6]:
                 steps.append((6, op, None, None))
-            elif isinstance(op, ReshardOp):
+            elif t[7]:
                 raise EmitError("a stg.reshard is left: run stg-match-collectives before emitting a trace")
-            elif isinstance(op, CollectiveOp):
+            elif t[8]:
                 axes = op.axis_names
-                among = op.coordinates if isinstance(op, AllReduceStagesOp) else None
+                among = op.coordinates if t[9] else None
                 steps.append((5, op, self.collective, (operands, axes, among, self.space.group_size(axes, among) == 1,
                                                        self.stream(op, axes, among))))
-            elif isinstance(op, (SendOp, RecvOp)):
+            elif t[10]:
                 steps.append((5, op, self.p2p, operands))
-            elif isinstance(op, LoopOp):
+            elif t[11]:
                 steps.append((5, op, self.loop, None))
-            elif isinstance(op, PhaseOp):
+            elif t[12]:
                 steps.append((5, op, self.run_phase, None))
-            elif isinstance(op, func.CallOp):
+            elif t[14]:
                 steps.append((5, op, self.call, None))
-            elif isinstance(op, CrossEntropyOp) and op.logits.type.splits[-1]:
+            elif t[15] and op.logits.type.splits[-1]:
                 raise EmitError("a cross-entropy over a split vocab: run stg-vocab-parallel-cross-entropy before "
                                 "emitting a trace (its all-reduces are ops of the scheduled form)")
-            elif isinstance(op, (OffloadOp, ReloadOp)) and stream_of(op) is not None:
+            elif t[13] and stream_of(op) is not None:
                 steps.append((5, op, self.copy, None))
-            elif isinstance(op, CostInterface):
+            elif t[16]:
                 # offload/reload copies run as compute nodes: Chakra's memory nodes need
                 # a remote-memory configuration ASTRA-sim does not have by default
                 steps.append((0, op, operands, results))

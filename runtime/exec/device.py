@@ -39,7 +39,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import torch
 
-__all__ = ["BOOTSTRAP_TAG", "DEVICES", "RankDevice", "distribute_unique_ids", "local_rank", "rank_device"]
+__all__ = ["BOOTSTRAP_TAG", "DEVICES", "CudaDevice", "RankDevice", "distribute_unique_ids", "group_ids", "local_rank",
+           "rank_device"]
 
 DEVICES = ("cpu", "cuda")
 # the NCCL unique ids' messages over the MPI world: a tag no stg.send uses (theirs are
@@ -92,6 +93,20 @@ def distribute_unique_ids(world, rank: int, groups: Sequence[Sequence[int]], mak
     for work in sends:
         wait(work)
     return ids
+
+
+def group_ids(world, rank: int, plan: Sequence[Sequence[Sequence[int]]],
+              make_id: Callable[[], bytes]) -> list[tuple[tuple[int, ...], bytes]]:
+    """For each entry of `plan` (the groups along one set of mesh axes; every rank is
+    in one group of each; the same plan on every rank), this rank's group (its members
+    by world rank) and the group's unique id, exchanged by `distribute_unique_ids`."""
+    groups = [tuple(g) for entry in plan for g in entry]
+    ids = distribute_unique_ids(world, rank, groups, make_id)
+    mine = [(groups[i], ids[i]) for i in sorted(ids)]
+    if len(mine) != len(plan):
+        raise ValueError(f"rank {rank} is in {len(mine)} groups of a plan of {len(plan)} sets of axes; "
+                         "each set's groups must hold every rank once")
+    return mine
 
 
 class RankDevice:
@@ -156,20 +171,23 @@ class CudaDevice(RankDevice):
         return torch.cuda.current_stream(self.torch).cuda_stream
 
     def communicators(self, world, rank: int, plan: Sequence[Sequence[Sequence[int]]]) -> list:
-        from stagec import csrc
-
-        cuda = csrc.cuda()
-        groups = [tuple(g) for entry in plan for g in entry]
-        ids = distribute_unique_ids(world, rank, groups, cuda.unique_id)
-        comms = []
         # every rank creates its communicators in the plan's order: ncclCommInitRank
         # waits for the group's members, each of which reaches it after its earlier ones
-        for index in sorted(ids):
-            members = groups[index]
-            comm = cuda.NcclCommunicator(ids[index], members.index(rank), len(members), self.index)
-            comm.set_producer_stream(self._stream())
-            comms.append(comm)
-        return comms
+        return [self.communicator(unique_id, members.index(rank), len(members))
+                for members, unique_id in group_ids(world, rank, plan, self.unique_id)]
+
+    def unique_id(self) -> bytes:
+        from stagec import csrc
+
+        return csrc.cuda().unique_id()
+
+    def communicator(self, unique_id: bytes, position: int, size: int):
+        """The NCCL communicator of one group, at `position` among its `size` members."""
+        from stagec import csrc
+
+        comm = csrc.cuda().NcclCommunicator(unique_id, position, size, self.index)
+        comm.set_producer_stream(self._stream())
+        return comm
 
     def wait(self, work) -> None:
         work.wait_on_stream(self._stream())

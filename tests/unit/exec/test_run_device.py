@@ -204,3 +204,27 @@ def test_unique_ids_reach_every_member_of_each_group(tmp_path):
             assert (got["position"], got["size"]) == (members.index(rank), len(members))
     # groups along different axes hold different ids: 5 groups, 5 ids
     assert len({g["id"] for groups in ranks.values() for g in groups.values()}) == 5
+
+
+# -- bench/gpu_run.py -------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not NO_GPU, reason="checks the refusal on a machine without a GPU")
+def test_the_gpu_check_refuses_a_machine_without_a_gpu():
+    done = subprocess.run([sys.executable, str(REPO / "bench" / "gpu_run.py")], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [f"gpu_run: no GPU: {csrc.cuda().gpu_status()[1]}"]
+    assert done.stdout == ""  # nothing ran
+
+
+@pytest.mark.scale
+def test_the_gpu_check_passes_on_the_cpu(tmp_path):
+    """The script's checks, run on CPU ranks (`--device cpu`): each passes, including
+    the two-rank FSDP offload and profile ones a single GPU cannot run."""
+    out = tmp_path / "gpu_run.json"
+    done = subprocess.run([sys.executable, str(REPO / "bench" / "gpu_run.py"), "--device", "cpu", "--json", str(out)],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    checks = json.loads(out.read_text())["checks"]
+    assert [c["ok"] for c in checks] == [True, True, True, True], checks

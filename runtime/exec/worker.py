@@ -2,7 +2,8 @@
 mpiexec (launch.py) on every rank.
 
 The job file (launch.py `write_job`) names the scheduled module's IR file, its
-bindings, the model config, the data, the steps and the checkpoint. The rank parses
+bindings, the model config, the data, the steps, the checkpoint and the device
+(`cpu` or `cuda`: device.py `rank_device`, one GPU per rank). The rank parses
 the module, lowers its own program (program.py) and runs the steps; rank 0 prints one
 line per step on stdout for the launcher:
 

@@ -26,15 +26,18 @@ import statistics
 import sys
 import tempfile
 
+from stagec.runtime.exec.device import DEVICES
 from stagec.tools.errors import UsageError, positive_int
 from stagec.tools.stagec_stats import DTYPES, STRATEGY_AXES, add_frontend_arguments, micro_batches_of, strategy_options
 
 HELP = """\
 Compile a training job and run it: one process per rank under mpiexec (the mpich
 wheel's; --hostfile spreads the ranks over machines), compute through torch on the
-CPU, communication through the C++ runtime's MPI communicator (csrc). Prints the loss
-of every step and the step time; -n 1 runs the same program on one rank, the
-reference the parallel runs must match.
+CPU, communication through the C++ runtime's MPI communicator (csrc); with --device
+cuda, each rank on one GPU (local rank modulo the host's GPUs), communication through
+csrc's NCCL communicators and offload through its copy stream. Prints the loss of
+every step and the step time; -n 1 runs the same program on one rank, the reference
+the parallel runs must match.
 
 The ranks (-n) must be the mesh the strategy makes: dp x fsdp x ep x cp x tp x pp.
 Weights start from --seed (N(0, --init-std), norms at 1) identically on every rank,
@@ -66,6 +69,7 @@ examples:
   stagec run -n 4 --model tiny.json --dp 2 --tp 2 --sp --checkpoint ckpt/ --resume --steps 10
   stagec run -n 4 --model tiny.json --pp 2 --dp 2 --micro-batches 4
   stagec run -n 2 --model tiny.json --ir step.mlir --steps 5 --profile measured.json
+  stagec run -n 1 --model tiny.json --device cuda --steps 20
 
 --ir FILE runs a scheduled module written by `stagec compile -o` (its stg.config
 binds the sizes; the strategy and batch options are then the module's own).
@@ -75,7 +79,9 @@ in the version 2 profile format `stagec compile --profile` reads (docs/run.md).
 
 A configuration that cannot run (ranks that do not make the mesh, sizes that do not
 divide, an unknown model, a factory that raises or whose module's parameters are not
-the imported program's) is one message and exit status 2, before any rank starts.
+the imported program's, --device cuda where there is no GPU or more ranks than one
+host's GPUs without --hostfile) is one message and exit status 2, before any rank
+starts.
 A rank that fails or is killed stops every rank within seconds, with one message
 naming the rank and what it was doing; exit status 1."""
 
@@ -83,6 +89,8 @@ naming the rank and what it was doing; exit status 1."""
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-n", "--ranks", type=positive_int, required=True, metavar="N", help="ranks (processes) to run")
     parser.add_argument("--hostfile", metavar="FILE", help="mpiexec's host file (-f): ranks across machines")
+    parser.add_argument("--device", choices=DEVICES, default="cpu",
+                        help="where each rank computes: the CPU (MPI) or one GPU (NCCL) (default: %(default)s)")
     parser.add_argument("--model", required=True, metavar="NAME|config.json",
                         help="a named model config or a Hugging Face config.json path")
     parser.add_argument("--batch", type=positive_int, metavar="GLOBAL_BATCH",
@@ -385,9 +393,26 @@ def _module_text(module) -> str:
 # -- running -----------------------------------------------------------------------------
 
 
+def check_device(args: argparse.Namespace) -> None:
+    """--device cuda needs a GPU here, and a GPU per rank on this host unless a
+    --hostfile spreads the ranks over hosts (UsageError otherwise)."""
+    if getattr(args, "device", "cpu") != "cuda":
+        return
+    from stagec import csrc
+
+    try:
+        count = csrc.require_gpu()
+    except (csrc.NoGpuError, csrc.MissingExtensionError) as error:
+        raise UsageError(f"--device cuda: {error}; run on a machine with a GPU, or give --device cpu") from None
+    if args.hostfile is None and args.ranks > count:
+        raise UsageError(f"-n {args.ranks} --device cuda: this host has {count} GPU(s), one per rank; give a strategy "
+                         f"of at most {count} rank(s), or --hostfile to spread the ranks over hosts with GPUs")
+
+
 def run(args: argparse.Namespace) -> None:
     from stagec.runtime.exec.launch import RunFailed, launch
 
+    check_device(args)
     if args.json:
         directory = os.path.dirname(os.path.abspath(args.json))
         if not os.path.isdir(directory):
@@ -415,7 +440,7 @@ def run(args: argparse.Namespace) -> None:
            "checkpoint": os.path.abspath(args.checkpoint) if args.checkpoint else None,
            "checkpoint_every": args.checkpoint_every, "resume": args.resume, "fingerprint": fingerprint,
            "profile": os.path.abspath(args.profile) if args.profile else None,
-           "weights": os.path.abspath(args.weights) if args.weights else None}
+           "weights": os.path.abspath(args.weights) if args.weights else None, "device": args.device}
     if fault := os.environ.get("STAGEC_FAULT"):
         job["fault"] = json.loads(fault)  # tests: {"rank": 1, "step": 2, "kind": "kill" | "raise"}
     strategy = " ".join(f"{k}={'true' if v is True else v}" for k, v in strategy_options(args).items())
@@ -424,7 +449,8 @@ def run(args: argparse.Namespace) -> None:
     if args.ir:
         strategy = f"the scheduled module {args.ir}"
     flags = deepcompile_flags(args)
-    print(f"stagec run: {args.model}, {args.ranks} rank(s), {strategy or 'one rank'}"
+    print(f"stagec run: {args.model}, {args.ranks} rank(s){' on GPUs' if args.device == 'cuda' else ''}, "
+          f"{strategy or 'one rank'}"
           f"{''.join(' + ' + f for f in flags)}, B={bindings['B']} S={bindings['S']} M={bindings['M']}, "
           f"{args.steps} step(s)", flush=True)
     for pass_run in args.pass_runs:
@@ -444,7 +470,7 @@ def run(args: argparse.Namespace) -> None:
     if args.profile:
         print(f"stagec run: the measured profile is in {args.profile}")
     if args.json:
-        _write_json(args.json, {"model": args.model, "ranks": args.ranks, "strategy": strategy_options(args) | (
+        _write_json(args.json, {"model": args.model, "ranks": args.ranks, "device": args.device, "strategy": strategy_options(args) | (
             {"pp": args.pp} if args.pp > 1 else {}), "deepcompile": flags, "prefetch": args.prefetch,
             "memory_limit_bytes": int(args.memory_limit * 1e9) if args.memory_limit else None,
             "decisions": [d.to_json() for r in args.pass_runs for d in r.decisions], "bindings": bindings,

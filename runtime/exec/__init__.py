@@ -5,7 +5,8 @@ items 2, 3 and 5; docs/run.md).
     program = RankProgram(module, bindings, csrc.world())   # on each rank (worker.py)
     loss, seconds = program.step(batches.batch(t), t)
 
-Modules: comm.py (collectives -> csrc MPI calls over each group), execution.py (the
+Modules: device.py (where the rank computes: the CPU with MPI, or one GPU with NCCL),
+comm.py (collectives -> csrc calls over each group), execution.py (the
 interpreter's Execution on one rank; communication, state and memory ops lowered),
 state.py (this rank's shards and checkpoint), weights.py (seeded initial weights),
 data.py (synthetic or token-file batches), program.py (one rank's program, set up

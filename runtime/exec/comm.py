@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import torch
 
+from stagec.runtime.exec.device import RankDevice
 from stagec.runtime.interpreter.errors import InterpreterError
 from stagec.runtime.interpreter.values import Layout, SimulatedMesh, assemble, shard
 
@@ -49,17 +50,20 @@ def wait(work) -> None:
 
 class Pending:
     """A value that an issued operation produces: `result()` waits for the handle
-    (once, however many tokens carry it) and returns the finished value."""
+    (once, however many tokens carry it) and returns the finished value. `waits` is
+    how: the host polls (`wait`, the default: MPI and host copies), or a GPU's compute
+    stream waits (device.py `CudaDevice.wait`)."""
 
-    def __init__(self, work, finish: Callable[[], object]):
+    def __init__(self, work, finish: Callable[[], object], waits: Callable[[object], None] | None = None):
         self._work, self._finish = work, finish
+        self._waits = waits if waits is not None else wait
         self._done = False
         self._value: object = None
 
     def result(self):
         if not self._done:
             if self._work is not None:
-                wait(self._work)
+                self._waits(self._work)
             self._value = self._finish()
             self._done, self._work, self._finish = True, None, None
         return self._value
@@ -86,20 +90,23 @@ class Group:
 
 
 class Communicators:
-    """One csrc communicator per set of mesh axes a program communicates over, split
-    from the world communicator on every rank in the same order (MPI requires every
-    rank to take part in each split)."""
+    """One csrc communicator per set of mesh axes a program communicates over: split
+    from the world on every rank in the same order (MPI requires every rank to take
+    part in each split), or one NCCL communicator per group on a GPU rank
+    (device.py)."""
 
-    def __init__(self, world, mesh: SimulatedMesh, rank: int, axis_sets: Sequence[frozenset[str]]):
+    def __init__(self, world, mesh: SimulatedMesh, rank: int, axis_sets: Sequence[frozenset[str]],
+                 device: RankDevice | None = None):
         self.world, self.mesh, self.rank = world, mesh, rank
+        self.device = device if device is not None else RankDevice()
         self._groups: dict[frozenset[str], Group] = {}
-        for axes in sorted({frozenset(a) for a in axis_sets}, key=lambda s: sorted(s)):
-            ordered = tuple(a for a in mesh.axes if a in axes)
-            for group in mesh.groups(ordered):
-                if rank in group:
-                    color = mesh.groups(ordered).index(group)
-                    comm = world.split(color, rank) if len(group) < mesh.num_ranks else world
-                    self._groups[axes] = Group(ordered, tuple(group), comm, group.index(rank))
+        keys = sorted({frozenset(a) for a in axis_sets}, key=lambda s: sorted(s))
+        ordered_sets = [tuple(a for a in mesh.axes if a in axes) for axes in keys]
+        plan = [mesh.groups(ordered) for ordered in ordered_sets]
+        comms = self.device.communicators(world, rank, plan)
+        for axes, ordered, groups, comm in zip(keys, ordered_sets, plan, comms, strict=True):
+            group = next(g for g in groups if rank in g)
+            self._groups[axes] = Group(ordered, tuple(group), comm, group.index(rank))
 
     def group(self, axes: Sequence[str]) -> Group:
         key = frozenset(axes)
@@ -129,6 +136,7 @@ class Lowering:
         self.comms = comms
         self.mesh = comms.mesh
         self.rank = comms.rank
+        self.device = comms.device
 
     def regroup(self, local: torch.Tensor, src: Layout, dst: Layout, axes: Sequence[str], *,
                 maximum: bool = False, calls: list | None = None) -> Pending:
@@ -165,7 +173,7 @@ class Lowering:
     def _all_reduce(self, local, group, op, calls):
         out = local.clone(memory_format=torch.contiguous_format)
         work = self._issue(group, "all_reduce", (_flat(out), op), calls)
-        return Pending(work, lambda: out)
+        return Pending(work, lambda: out, self.device.wait)
 
     def _blocks(self, group: Group, axes: Sequence[str]) -> list[int]:
         """Block index, in a dim split over `axes`, of each member in communicator order."""
@@ -173,7 +181,7 @@ class Lowering:
 
     def _all_gather(self, local, group, dim, axes, calls):
         n = group.size
-        out = torch.empty((n, *local.shape), dtype=local.dtype)
+        out = torch.empty((n, *local.shape), dtype=local.dtype, device=local.device)
         work = self._issue(group, "all_gather", (_flat(local), out.view(-1)), calls)
         blocks = self._blocks(group, axes)
 
@@ -185,7 +193,7 @@ class Lowering:
                 ordered[b] = out[p]
             return torch.cat(ordered, dim)
 
-        return Pending(work, finish)
+        return Pending(work, finish, self.device.wait)
 
     def _reduce_scatter(self, local, group, dim, axes, calls):
         n = group.size
@@ -195,9 +203,9 @@ class Lowering:
             if not (blocks == list(range(n)) and dim == 0) else local.contiguous()
         shape = list(local.shape)
         shape[dim] = size
-        out = torch.empty(shape, dtype=local.dtype)
+        out = torch.empty(shape, dtype=local.dtype, device=local.device)
         work = self._issue(group, "reduce_scatter", (_flat(send), out.view(-1), "sum"), calls)
-        return Pending(work, lambda: out)
+        return Pending(work, lambda: out, self.device.wait)
 
     def _all_to_all(self, local, group, src_split, dst_split, calls):
         n = group.size
@@ -214,19 +222,19 @@ class Lowering:
                 ordered[i] = out[p]
             return torch.cat(ordered, a)
 
-        return Pending(work, finish)
+        return Pending(work, finish, self.device.wait)
 
     def _generic(self, local, group, src_in, dst_in, calls):
         """Any regrouping: every member's local, then the interpreter's assemble/shard."""
         n = group.size
-        out = torch.empty((n, *local.shape), dtype=local.dtype)
+        out = torch.empty((n, *local.shape), dtype=local.dtype, device=local.device)
         work = self._issue(group, "all_gather", (_flat(local), out.view(-1)), calls)
 
         def finish():
             whole = assemble({m: out[p] for p, m in enumerate(group.members)}, src_in, self.mesh, group.axes)
             return shard(whole, dst_in, self.mesh, self.rank).contiguous()
 
-        return Pending(work, finish)
+        return Pending(work, finish, self.device.wait)
 
     def broadcast(self, local, axes: Sequence[str], root: int, calls: list | None = None) -> Pending:
         group = self.comms.group(axes)
@@ -237,4 +245,4 @@ class Lowering:
         if group.size == 1:
             return done(out)
         work = self._issue(group, "broadcast", (_flat(out), roots[0]), calls)
-        return Pending(work, lambda: out)
+        return Pending(work, lambda: out, self.device.wait)

@@ -7,6 +7,9 @@ windows of S + 1 tokens, the labels the ids shifted left by one. The batch has t
 shapes the program's stg.input ops give it: `input_ids` and `labels` [B, S], or
 [M, B, S] with micro-batches (B is every replica's micro-batch together); GPT's
 `position_ids` and the rotary `rope.angles` are derived (frontends/templates).
+
+Batches are made on the host (seeded, so the same on every rank and device);
+RankProgram.step moves them to the rank's device.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ class Batches:
         n, width = self.sequences, self.seq + 1
         if self.tokens is None:
             generator = torch.Generator().manual_seed(self.seed * 1_000_003 + step)
-            return torch.randint(self.config.vocab_size, (n, width), generator=generator)
+            return torch.randint(self.config.vocab_size, (n, width), generator=generator, device="cpu")
         windows = (len(self.tokens) - 1) // self.seq
         rows = [(step * n + i) % windows for i in range(n)]
         return torch.from_numpy(np.stack([np.asarray(self.tokens[r * self.seq: r * self.seq + width], dtype=np.int64)
@@ -63,7 +66,7 @@ class Batches:
         shape = (*self.lead, self.seq)
         out = {"input_ids": ids[:, :-1].reshape(shape).contiguous(), "labels": ids[:, 1:].reshape(shape).contiguous()}
         if "position_ids" in self.shapes:
-            out["position_ids"] = torch.arange(self.seq).expand(shape).contiguous()
+            out["position_ids"] = torch.arange(self.seq, device="cpu").expand(shape).contiguous()
         if "rope.angles" in self.shapes:
             out["rope.angles"] = rope_angles(self.seq, self.config.rotary_dim, self.config.rope_theta)
         return out

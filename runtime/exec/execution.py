@@ -19,7 +19,12 @@ lowered here instead, in the scheduled IR's order (docs/scheduled-ir.md):
 - stg.param / stg.optimizer_state / stg.assign on this rank's shards (state.py), and
   stg.input on the step's batch (cut to this rank's block).
 - stg.release drops the value (its buffer is freed when nothing else holds it);
-  stg.offload / stg.reload copy through csrc's HostOffloader (a copy thread).
+  stg.offload / stg.reload copy through the device's offloader: csrc's HostOffloader
+  (a copy thread) on the CPU, its CudaOffloader (a copy stream) on a GPU.
+
+The rank's `device` (device.py) says where its tensors live and how the compute waits
+for a handle; every tensor made here is made on it. Point-to-point messages go over
+the MPI world, through host memory on a GPU rank (device.py says why).
 
 Every op records what the rank is doing (`activity`) for the failure messages, and
 `executed` counts, per step, the communication and memory ops the rank ran (a
@@ -29,6 +34,7 @@ reports of rank 0, so a test sees that the passes' ops really ran.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -57,6 +63,7 @@ from stagec.dialects.stg.schedule import GroupOp
 from stagec.dialects.stg.state import AssignOp, InputOp, OptimizerStateOp, ParamOp
 from stagec.dialects.stg.structure import YieldOp
 from stagec.runtime.exec.comm import Lowering, Pending, done, wait
+from stagec.runtime.exec.device import RankDevice
 from stagec.runtime.exec.state import LocalState
 from stagec.runtime.interpreter.collectives import Mailbox
 from stagec.runtime.interpreter.errors import InterpreterError, describe_op
@@ -120,6 +127,9 @@ class RankExecution(Execution):
                  lowering: Lowering, world, offloader=None, *, check: bool = False,
                  activity: Callable[[str], None] | None = None):
         super().__init__(interpreter, StateStore(), placement, Mailbox())
+        self.device: RankDevice = lowering.device
+        # ops that make a tensor from nothing (fills, masks) make it on the device
+        self.ranks = [dataclasses.replace(r, device=self.device.torch) for r in self.ranks]
         self.rank = placement.ranks[0]
         self.state = state
         self.lowering = lowering
@@ -282,7 +292,7 @@ def group(op: GroupOp, operands, ex: RankExecution):
     group_axes = members[0].axis_names if not isinstance(members[0], ReshardOp) else members[0].mesh_axes()
     comm_group = ex.lowering.comms.group(group_axes)
     if calls:
-        ops_module = _csrc_ops()
+        ops_module = ex.device.ops()
         work = comm_group.comm.group([getattr(ops_module, name)(*args) for name, args in calls])
     else:
         work = None  # one-rank groups: nothing to exchange
@@ -296,7 +306,7 @@ def group(op: GroupOp, operands, ex: RankExecution):
             ex.run_op(inner)
         return [ex.value(v) for v in yielded.operands]
 
-    whole = Pending(work, finish)
+    whole = Pending(work, finish, ex.device.wait)
     if op.is_async is not None:
         return [Token(_Member(whole, i)) for i in range(len(yielded.operands))]
     return whole.result()
@@ -312,12 +322,6 @@ class _Member(Pending):
         return self._whole.result()[self._index]
 
 
-def _csrc_ops():
-    from stagec import csrc
-
-    return csrc.cpu().Op
-
-
 @lowers(CrossEntropyOp)
 def cross_entropy(op: CrossEntropyOp, operands, ex: RankExecution):
     """Over a split vocab (the one a stg.vjp recomputes for its gradient; the forward's
@@ -329,8 +333,8 @@ def cross_entropy(op: CrossEntropyOp, operands, ex: RankExecution):
         return implementation_of(op)(op, operands, ex)
     logits, labels = (ex.local(v) for v in operands)
     group = ex.lowering.comms.group(vocab_axes)
-    shards = torch.empty((group.size, *logits.shape), dtype=logits.dtype)
-    wait(group.comm.all_gather(logits.detach().contiguous().view(-1), shards.view(-1)))
+    shards = torch.empty((group.size, *logits.shape), dtype=logits.dtype, device=logits.device)
+    ex.device.wait(group.comm.all_gather(logits.detach().contiguous().view(-1), shards.view(-1)))
     pieces: list = [None] * group.size
     for p, member in enumerate(group.members):
         pieces[ex.mesh.index_over(member, tuple(vocab_axes))] = logits if member == ex.rank else shards[p]
@@ -350,7 +354,7 @@ def _peer(op, ex: RankExecution) -> int:
 
 @lowers(SendOp)
 def send(op: SendOp, operands, ex: RankExecution):
-    tensor = ex.local(operands[0]).contiguous()
+    tensor = ex.device.to_host(ex.local(operands[0]))
     ex.sends.append(ex.world.send(tensor, _peer(op, ex), op.tag.value.data))
     return [Token(None)] if op.token is not None else []
 
@@ -358,9 +362,10 @@ def send(op: SendOp, operands, ex: RankExecution):
 @lowers(RecvOp)
 def recv(op: RecvOp, operands, ex: RankExecution):
     ty = _value_type(op.results[0].type)
-    out = torch.empty(ex.sizes.local_shape(ty), dtype=torch_dtype(ty.element_type))
+    # the MPI world receives into host memory; a GPU rank's value moves to its device
+    out = torch.empty(ex.sizes.local_shape(ty), dtype=torch_dtype(ty.element_type), device="cpu")
     work = ex.world.recv(out, _peer(op, ex), op.tag.value.data)
-    return _result(op, ex, Pending(work, lambda: out))
+    return _result(op, ex, Pending(work, lambda: ex.device.from_host(out)))
 
 
 @lowers(AllReduceStagesOp)
@@ -369,7 +374,7 @@ def all_reduce_stages(op: AllReduceStagesOp, operands, ex: RankExecution):
     mine = mesh.coord(ex.rank, axis)
     if mine not in among:
         raise InterpreterError(f"rank {ex.rank} ({axis} = {mine}) is not among the stages {list(among)}")
-    local = ex.local(operands[0]).contiguous()
+    local = ex.device.to_host(ex.local(operands[0]))  # over the MPI world (module doc)
     at = {c: mesh.rank_of({**mesh.coords[ex.rank], axis: c}) for c in among}
     sends = [ex.world.send(local, at[c], ALL_REDUCE_STAGES_TAG) for c in among if c != mine]
     parts = {}
@@ -383,7 +388,7 @@ def all_reduce_stages(op: AllReduceStagesOp, operands, ex: RankExecution):
     for c in among:
         part = local if c == mine else parts[c]
         total = part if total is None else total + part
-    return _result(op, ex, done(total))
+    return _result(op, ex, done(ex.device.from_host(total)))
 
 
 # -- memory -----------------------------------------------------------------------------
@@ -401,15 +406,15 @@ def offload(op: OffloadOp, operands, ex: RankExecution):
     copy, work = ex.offloader.offload(local)
     ex.executed["offloaded bytes"] += local.numel() * local.element_size()
     host = HostValue(copy, tuple(local.shape), local.dtype)
-    return _result(op, ex, Pending(work, lambda: host))
+    return _result(op, ex, Pending(work, lambda: host, ex.device.wait))
 
 
 @lowers(ReloadOp)
 def reload(op: ReloadOp, operands, ex: RankExecution):
     host: HostValue = ex.local(operands[0])
-    out = torch.empty(host.shape, dtype=host.dtype)
+    out = torch.empty(host.shape, dtype=host.dtype, device=ex.device.torch)
     work = ex.offloader.reload(host.copy, out)
-    return _result(op, ex, Pending(work, lambda: out))
+    return _result(op, ex, Pending(work, lambda: out, ex.device.wait))
 
 
 # -- state ------------------------------------------------------------------------------

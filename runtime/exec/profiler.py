@@ -13,6 +13,9 @@ step function, leaf ops in execution order, loops unrolled):
   stg.group included), the median over the profiled steps (every step after the
   first, which warms up; with one step, that step). A collective's position times
   its issue (csrc calls are asynchronous); its stg.wait times what is left of it.
+  On a GPU rank the host waits for the compute stream before and after a timed op
+  (device.py `synchronize`), so an op's time is its kernels', not their launch; a
+  collective's issue still leaves the NCCL stream running, its wait does not.
   `start_micros` is the sum of the times before it (the rank runs its ops in
   order), so the profiler's own memory scans between ops are not in it.
 - `schedule.positions[p].mem_before_bytes`: P_mem(o), in the format's sense (what is
@@ -28,7 +31,9 @@ step function, leaf ops in execution order, loops unrolled):
   of that key, so the cost model can read them too.
 - `collectives`: T_c(V), all-gathers over the communicator of the program's first
   all-gather's axes (FSDP's), timed after the training steps on every rank
-  (all ranks take part; rank 0's times are kept): per-rank sizes 2^16 .. 2^24 bytes
+  (all ranks take part; rank 0's times are kept), on that group's communicator and
+  the rank's device (NCCL on device buffers on a GPU rank, the host waiting for each
+  call): per-rank sizes 2^16 .. 2^24 bytes
   and the sizes the program itself gathers, each `repeats` (5) times after one
   untimed call, each timed call after a barrier, the median.
 - `all_gathers`, `optimizer_states`: from the program's types, as profiling.py.
@@ -112,10 +117,13 @@ class RunProfiler:
             run(op)
             return
         before, storages = self._live() if self.scanning else (0, set())
+        device = self.execution.device
         self._inside = True
         try:
+            device.synchronize()
             start = time.perf_counter()
             run(op)
+            device.synchronize()
             elapsed = time.perf_counter() - start
         finally:
             self._inside = False
@@ -156,12 +164,14 @@ class RunProfiler:
         program_sizes = {size // n for size, n in self.program.gathers().values() if n == group.size and size // n}
         for per_rank in sorted(set(sizes) | program_sizes):
             count = max(1, per_rank // 4)
-            send = torch.ones(count, dtype=torch.float32)
-            recv = torch.empty(group.size * count, dtype=torch.float32)
+            send = torch.ones(count, dtype=torch.float32, device=comms.device.torch)
+            recv = torch.empty(group.size * count, dtype=torch.float32, device=comms.device.torch)
+            comms.device.synchronize()  # the buffers are filled before NCCL's stream reads them
             times = []
             for i in range(repeats + 1):
                 if world.size > 1:
-                    wait(world.all_reduce(torch.zeros(1), "sum"))  # start together
+                    # the barrier is the MPI world's: host memory
+                    wait(world.all_reduce(torch.zeros(1, device="cpu"), "sum"))  # start together
                 start = time.perf_counter()
                 wait(group.comm.all_gather(send, recv))
                 if i:  # the first call warms up

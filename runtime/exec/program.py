@@ -1,15 +1,18 @@
 """The lowering of a scheduled per-rank program: what one rank runs, set up once.
 
-`RankProgram(module, bindings, world)` takes the instantiated, scheduled training
-step (the module `stagec trace` / `stagec stats` build: tools/step.py `step_module`
-with its `step_bindings`) and this process's world communicator, and fixes:
+`RankProgram(module, bindings, world, device=...)` takes the instantiated, scheduled
+training step (the module `stagec trace` / `stagec stats` build: tools/step.py
+`step_module` with its `step_bindings`), this process's world communicator and its
+device (device.py: the CPU by default, or one GPU), and fixes:
 
 - the program of this rank: @train_step, or with pipeline stages the function marked
   `stg.stage = {pp = k}` whose coordinates are this rank's (docs/pipeline.md);
 - the communicators: one per set of mesh axes any program of the module communicates
-  over, split from the world in the same order on every rank (comm.py);
-- the state (state.py: this rank's shards, cut from seeded initial weights, or from
-  a safetensors file's, weights.py) and an offloader where the program offloads;
+  over, made in the same order on every rank (comm.py; MPI splits of the world, or
+  NCCL communicators on a GPU);
+- the state (state.py: this rank's shards on the device, cut from seeded initial
+  weights, or from a safetensors file's, weights.py) and the device's offloader
+  where the program offloads;
 - the execution (execution.py), which `step(inputs, t)` runs once per training step.
 
 `step` returns the step's loss as one float on every rank: the loss the program
@@ -31,6 +34,7 @@ from stagec.dialects.stg.memory import OffloadOp
 from stagec.dialects.stg.model_ops import CrossEntropyOp
 from stagec.dialects.stg.state import InputOp
 from stagec.runtime.exec.comm import Communicators, Lowering, wait
+from stagec.runtime.exec.device import RankDevice
 from stagec.runtime.exec.execution import RankExecution, RankPlacement
 from stagec.runtime.exec.state import LocalState
 from stagec.runtime.exec.weights import SafetensorsWeights, initializer
@@ -72,8 +76,9 @@ class RankProgram:
 
     def __init__(self, module: ModuleOp, bindings: Mapping[str, int], world, *, seed: int = 0,
                  init_std: float = 0.02, weights: str | None = None, check: bool = False,
-                 activity: Callable[[str], None] | None = None):
+                 activity: Callable[[str], None] | None = None, device: RankDevice | None = None):
         self.module, self.world = module, world
+        self.device = device = device if device is not None else RankDevice()
         self.interpreter = Interpreter(module, bindings, verify=False)
         mesh = self.mesh = self.interpreter.mesh
         self.rank = world.rank
@@ -91,22 +96,20 @@ class RankProgram:
                 raise InterpreterError(f"no stage program of the module runs on rank {self.rank}")
         self.function = self.interpreter.function(name)
         self.placement = RankPlacement(mesh, fixed, self.rank)
-        self.comms = Communicators(world, mesh, self.rank, communicated_axes(module))
+        self.comms = Communicators(world, mesh, self.rank, communicated_axes(module), device)
         initial = SafetensorsWeights(weights) if weights else initializer(seed, init_std)
-        self.state = LocalState(mesh, self.rank, initial)
-        offloader = None
-        if any(isinstance(op, OffloadOp) for op in module.walk()):
-            from stagec import csrc
-
-            offloader = csrc.cpu().HostOffloader()
+        self.state = LocalState(mesh, self.rank, initial, device.torch)
+        offloader = device.offloader() if any(isinstance(op, OffloadOp) for op in module.walk()) else None
         self.execution = RankExecution(self.interpreter, self.placement, self.state, Lowering(self.comms), world,
                                        offloader, check=check, activity=activity)
 
     def step(self, inputs: Mapping[str, torch.Tensor], step: int) -> tuple[float, float]:
         """Runs one training step; returns (the global loss, this rank's seconds)."""
         start = time.perf_counter()
-        results = self.execution.run_function(self.function, dict(inputs), step)
-        total = torch.zeros(2, dtype=torch.float64)
+        results = self.execution.run_function(self.function, {k: v.to(self.device.torch) for k, v in inputs.items()},
+                                              step)
+        # summed over the MPI world: host memory
+        total = torch.zeros(2, dtype=torch.float64, device="cpu")
         for ty, value in zip(self.function.function_type.outputs.data, results):
             if not isinstance(ty, DistributedTensorType):
                 continue

@@ -17,8 +17,12 @@ other change would need communication, which the program's own collectives do
 before their stg.assign, so meeting one is an error naming the state. A read returns
 the held tensor itself: stg.assign replaces an entry, it never writes in place.
 
+Every entry lives on the rank's device (`device`, the CPU by default); the initial
+weights are cut on the host and the shard moved there.
+
 Checkpoint: `save(path)` / `load(path)` write and read one rank's entries with their
-layouts (torch.save to a temporary name, then rename).
+layouts (torch.save to a temporary name, then rename); a load puts them on the
+rank's device, whichever device saved them.
 """
 
 from __future__ import annotations
@@ -49,8 +53,9 @@ def shard_stacked(tensor: torch.Tensor, layout: Layout, mesh: SimulatedMesh, ran
 class LocalState:
     """This rank's parameters and optimizer states (module doc)."""
 
-    def __init__(self, mesh: SimulatedMesh, rank: int, initial: InitialWeight):
-        self.mesh, self.rank, self.initial = mesh, rank, initial
+    def __init__(self, mesh: SimulatedMesh, rank: int, initial: InitialWeight,
+                 device: torch.device = torch.device("cpu")):
+        self.mesh, self.rank, self.initial, self.device = mesh, rank, initial, device
         # (table, key, layer indices) -> (this rank's local, its layout)
         self.entries: dict[tuple, tuple[torch.Tensor, Layout]] = {}
         self._whole: dict[tuple, torch.Tensor] = {}  # a stacked initial weight, while its layers are cut
@@ -66,10 +71,13 @@ class LocalState:
                 whole = self._whole.get((key, stacked))
                 if whole is None:
                     whole = self._whole[(key, stacked)] = self.initial(key, stacked + sizes.global_shape(ty), dtype)
+                # the initial weights are made on the host (the same values on every
+                # device); only this rank's shard moves to its device
                 local = shard_stacked(whole[index] if index else whole, layout, self.mesh, self.rank, 0)
+                local = local.to(self.device)
                 self._cut(key, stacked)
             else:
-                local = torch.zeros(local_shape, dtype=dtype)
+                local = torch.zeros(local_shape, dtype=dtype, device=self.device)
             entry = self.entries[(table, key, index)] = (local, layout)
         local, held = entry
         if held != layout:
@@ -117,7 +125,7 @@ class LocalState:
         os.replace(tmp, path)
 
     def load(self, path: str) -> dict:
-        saved = torch.load(path, weights_only=True)
+        saved = torch.load(path, weights_only=True, map_location=self.device)
         self.entries = {}
         for table, key, index, tensor, splits, partial in saved["entries"]:
             key = key[0] if table == "params" else tuple(key)

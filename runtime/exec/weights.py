@@ -36,12 +36,14 @@ def initial_weight(name: str, shape: tuple[int, ...], dtype: torch.dtype = torch
     """The global initial value of parameter `name` (stacked per layer: [L, ...])."""
     leaf = name.rsplit(".", 1)[-1]
     owner = name.rsplit(".", 2)[-2] if name.count(".") >= 1 else ""
+    # on the host, whatever device the rank computes on: the same values everywhere
+    # (state.py moves each rank's shard to its device)
     if leaf == "bias":
-        return torch.zeros(shape, dtype=dtype)
+        return torch.zeros(shape, dtype=dtype, device="cpu")
     if "norm" in owner or "ln_" in owner or owner in ("norm", "norm_f"):
-        return torch.ones(shape, dtype=dtype)
+        return torch.ones(shape, dtype=dtype, device="cpu")
     generator = torch.Generator().manual_seed((seed * 1_000_003 + zlib.crc32(name.encode())) % (1 << 63))
-    return (torch.randn(shape, generator=generator, dtype=torch.float32) * std).to(dtype)
+    return (torch.randn(shape, generator=generator, dtype=torch.float32, device="cpu") * std).to(dtype)
 
 
 def initializer(seed: int = 0, std: float = DEFAULT_STD):

@@ -2,7 +2,8 @@
 mpiexec (launch.py) on every rank.
 
 The job file (launch.py `write_job`) names the scheduled module's IR file, its
-bindings, the model config, the data, the steps and the checkpoint. The rank parses
+bindings, the model config, the data, the steps, the checkpoint and the device
+(`cpu` or `cuda`: device.py `rank_device`, one GPU per rank). The rank parses
 the module, lowers its own program (program.py) and runs the steps; rank 0 prints one
 line per step on stdout for the launcher:
 
@@ -32,6 +33,7 @@ def run(job: dict, world, status: Status) -> None:
     from stagec.dialects import make_context
     from stagec.frontends.templates import load_config
     from stagec.runtime.exec.data import Batches
+    from stagec.runtime.exec.device import rank_device
     from stagec.runtime.exec.program import RankProgram, input_shapes
 
     def activity(text: str) -> None:
@@ -43,9 +45,11 @@ def run(job: dict, world, status: Status) -> None:
     with open(job["ir"]) as f:
         module = Parser(make_context(), f.read(), job["ir"]).parse_module()
     bindings = job["bindings"]
-    activity("setting up communicators and weights")
+    activity(f"setting up the device ({job.get('device', 'cpu')})")
+    device = rank_device(job.get("device", "cpu"), world)
+    activity(f"setting up communicators and weights on {device}")
     program = RankProgram(module, bindings, world, seed=job["seed"], init_std=job["init_std"],
-                          weights=job.get("weights"), activity=activity)
+                          weights=job.get("weights"), activity=activity, device=device)
     config = load_config(job["model"])
     batches = Batches(config, input_shapes(module, bindings), seed=job["seed"], tokens=job.get("data"))
     first = 0
@@ -95,7 +99,7 @@ def save_checkpoint(program, world, directory: str, step: int, fingerprint: str)
     os.makedirs(directory, exist_ok=True)
     program.state.save(os.path.join(directory, f"rank{world.rank}.pt"), {"step": step, "fingerprint": fingerprint})
     if world.size > 1:
-        world.all_reduce(torch.zeros(1), "sum").wait()  # every rank's file is in place
+        world.all_reduce(torch.zeros(1, device="cpu"), "sum").wait()  # every rank's file is in place
     if world.rank == 0:
         path = os.path.join(directory, "latest.json")
         tmp = f"{path}.tmp{os.getpid()}"

@@ -52,7 +52,7 @@ def attention(op: AttentionOp, rank: Rank, q: torch.Tensor, k: torch.Tensor, v: 
             f"(it holds {kv_start}..{kv_start + kv_heads - 1})"
         )
     if reads != list(range(kv_heads)) or heads != kv_heads:
-        index = torch.tensor(reads)
+        index = torch.tensor(reads, device=k.device)
         k, v = k.index_select(2, index), v.index_select(2, index)
     scores = torch.einsum("bsnd,btnd->bnst", q, k) / math.sqrt(d)
     if op.causal is not None:
@@ -62,8 +62,8 @@ def attention(op: AttentionOp, rank: Rank, q: torch.Tensor, k: torch.Tensor, v: 
         # queries over a longer key/value cache are its last positions (docs/inference.md)
         sizes = rank.sizes
         start += sizes.global_shape(op.key.type)[1] - sizes.global_shape(op.query.type)[1]
-        positions = torch.arange(start, start + s).unsqueeze(1)
-        scores = scores.masked_fill(torch.arange(t).unsqueeze(0) > positions, float("-inf"))
+        positions = torch.arange(start, start + s, device=scores.device).unsqueeze(1)
+        scores = scores.masked_fill(torch.arange(t, device=scores.device).unsqueeze(0) > positions, float("-inf"))
     probs = torch.softmax(scores, dim=-1)
     out = torch.einsum("bnst,btne->bsne", probs, v)
     return out.to(torch_dtype(op.result.type.element_type))

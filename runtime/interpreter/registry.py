@@ -70,6 +70,9 @@ class Rank:
     index: int
     mesh: SimulatedMesh
     sizes: Sizes
+    # where the rank's tensors live: an op that makes a tensor from nothing (a fill,
+    # an attention mask) makes it here (runtime/exec/device.py on a GPU rank)
+    device: torch.device = torch.device("cpu")
 
     def part(self, tensor: torch.Tensor, dim: int, axes: Sequence[str]) -> torch.Tensor:
         """This rank's block of a whole dim that `axes` split elsewhere."""

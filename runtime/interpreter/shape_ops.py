@@ -45,4 +45,5 @@ def split(op: SplitOp, rank: Rank, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
 @per_rank(FillOp)
 def fill(op: FillOp, rank: Rank) -> torch.Tensor:
     ty = op.result.type
-    return torch.full(rank.sizes.local_shape(ty), op.value.value.data, dtype=torch_dtype(ty.element_type))
+    return torch.full(rank.sizes.local_shape(ty), op.value.value.data, dtype=torch_dtype(ty.element_type),
+                      device=rank.device)

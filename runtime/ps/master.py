@@ -88,6 +88,10 @@ class Round:
     version: int = -1
 
 
+# the messages after which the window may close or the round take its next step
+_ADVANCING = frozenset({"push_commit", "slave_norms", "slave_prepared", "slave_committed"})
+
+
 class Master:
     def __init__(self, dep: Deployment, auth: Authenticator):
         self.dep, self.plan, self.auth = dep, dep.plan, auth
@@ -158,7 +162,10 @@ class Master:
         if handler is None:
             return {"error": f"unknown op {op!r}"}
         with self.lock:
-            return handler(body)
+            reply = handler(body)
+            if op in _ADVANCING:
+                self._progress()
+            return reply
 
     def _beat_cluster(self, cluster: int) -> None:
         if cluster not in self.clusters:
@@ -428,7 +435,16 @@ class Master:
         self.next_round += 1
         log.info("round %d: pushes %s", self.round.id, pushes)
 
-    def _advance(self) -> None:
+    def _progress(self) -> None:
+        """What a message that completes a step lets happen now, not at the next tick:
+        the window's close and the round's next phase (the tick alone times out rounds
+        and drops the silent, after noticing whether the master itself was stopped)."""
+        if self.round is None and self._window_closed(time.monotonic()):
+            self._start_round()
+        if self.round is not None:
+            self._advance(check_timeout=False)
+
+    def _advance(self, check_timeout: bool = True) -> None:
         r = self.round
         slaves = set(range(self.plan.num_slaves))
         if r.phase == "norms" and set(r.grams) >= slaves:
@@ -472,7 +488,8 @@ class Master:
                 push.state = "done" if j in d["participants"] else "excluded"
                 push.version = r.version
             self.round = None
-        if self.round is not None and r.phase != "commit" and time.monotonic() - r.started > self.dep.round_timeout_s:
+        if check_timeout and self.round is not None and r.phase != "commit" and \
+                time.monotonic() - r.started > self.dep.round_timeout_s:
             self._abort(f"timed out in phase {r.phase}")
 
     def tick(self, stalled: bool) -> None:

@@ -141,10 +141,14 @@ def test_the_window_closes_once_no_cluster_can_join_it(master, monkeypatch, star
     master.handle({"op": "chunk", "cluster": 1})
     clock.now += 1.0 - started
     commit_push(master, 0)
+    if closes_early:  # at the commit itself: the round starts without waiting for a tick
+        assert master.round is not None and master.round.pushes and not master.window
+        return
+    assert master.round is None and master.window
     clock.now += 0.01
-    assert master._window_closed(clock.now) is closes_early
+    assert not master._window_closed(clock.now)
     clock.now += 0.2
-    assert master._window_closed(clock.now)  # the grace window is over either way
+    assert master._window_closed(clock.now)  # the grace window is over
 
 
 def test_the_window_waits_for_a_cluster_it_cannot_predict_or_that_is_pushing(master, monkeypatch):
@@ -169,3 +173,22 @@ def test_the_window_waits_for_a_cluster_it_cannot_predict_or_that_is_pushing(mas
     commit_push(master, 0)
     clock.now += 0.01
     assert not master._window_closed(clock.now)
+
+
+def test_a_round_takes_each_step_at_the_message_that_completes_it(master):
+    """No tick between the messages: the window closes at the commit (no other cluster
+    is live), and each slave phase ends at the last slave's message."""
+    commit_push(master, 0)
+    r = master.round
+    assert r is not None and r.phase == "norms"
+    slaves = range(master.plan.num_slaves)
+    for s in slaves:
+        master.handle({"op": "slave_norms", "slave": s, "round": r.id, "gram": [[1.0]]})
+    assert r.phase == "prepare" and r.version == master.version + 1
+    for s in slaves:
+        master.handle({"op": "slave_prepared", "slave": s, "round": r.id, "ok": True})
+    assert r.phase == "commit" and master.version == r.version
+    for s in slaves:
+        master.handle({"op": "slave_committed", "slave": s, "version": r.version})
+    assert master.round is None
+    assert master.handle({"op": "push_status", "cluster": 0, "push": r.pushes[0]})["state"] == "done"

@@ -13,6 +13,7 @@ lookup after.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Callable
 
 __all__ = ["class_tests", "kind_of"]
@@ -32,17 +33,18 @@ def kind_of(*groups: type | tuple[type, ...]) -> Callable[[object], int]:
     return kind
 
 
-def class_tests(*groups: type | tuple[type, ...]) -> Callable[[object], tuple[bool, ...]]:
-    """`tests(value)[i]` is isinstance(value, groups[i]), for every group at once,
+def class_tests(**groups: type | tuple[type, ...]) -> Callable[[object], tuple]:
+    """`tests(value).name` is isinstance(value, groups[name]), for every group at once,
     decided once per class: for a chain of tests whose order and conditions matter."""
-    classes = tuple(g if isinstance(g, tuple) else (g,) for g in groups)
-    known: dict[type, tuple[bool, ...]] = {}
+    answers_of = namedtuple("ClassTests", groups)
+    classes = tuple(g if isinstance(g, tuple) else (g,) for g in groups.values())
+    known: dict[type, tuple] = {}
 
-    def tests(value: object) -> tuple[bool, ...]:
+    def tests(value: object) -> tuple:
         cls = value.__class__
         answers = known.get(cls)
         if answers is None:
-            answers = known[cls] = tuple(issubclass(cls, group) for group in classes)
+            answers = known[cls] = answers_of(*(issubclass(cls, group) for group in classes))
         return answers
 
     return tests

@@ -126,9 +126,11 @@ COMM_KIND_NAMES = {
 }
 _VIEWS = (*view_ops(), WaitOp)
 # _Expander._steps's chain of class tests, once per op class (dialects/kinds.py)
-_STEP_TESTS = class_tests((YieldOp, func.ReturnOp), GroupOp, StateOp, AssignOp, WaitOp, _VIEWS, (ReleaseOp, MeshOp),
-                          ReshardOp, CollectiveOp, AllReduceStagesOp, (SendOp, RecvOp), LoopOp, PhaseOp,
-                          (OffloadOp, ReloadOp), func.CallOp, CrossEntropyOp, CostInterface)
+_STEP_TESTS = class_tests(end=(YieldOp, func.ReturnOp), group=GroupOp, state=StateOp, assign=AssignOp, wait=WaitOp,
+                          view=_VIEWS, no_node=(ReleaseOp, MeshOp), reshard=ReshardOp, collective=CollectiveOp,
+                          stages=AllReduceStagesOp, p2p=(SendOp, RecvOp), loop=LoopOp, phase=PhaseOp,
+                          copy=(OffloadOp, ReloadOp), call=func.CallOp, cross_entropy=CrossEntropyOp,
+                          costed=CostInterface)
 _PHASE_SHORT = {"forward": "fwd", "backward": "bwd", "recompute": "rcp", "optimizer": "opt"}
 
 
@@ -429,9 +431,9 @@ class _Expander:
             t = _STEP_TESTS(op)
             operands = tuple(id(v) for v in op.operands)
             results = tuple(id(r) for r in op.results)
-            if t[0]:
+            if t.end:
                 steps.append((4, op, operands, None))
-            elif t[1]:
+            elif t.group:
                 members = op.members()
                 inputs = tuple(id(v) for v in _group_inputs(op, members))
                 collective = None
@@ -439,37 +441,37 @@ class _Expander:
                     axes = members[0].axis_names
                     collective = (axes, self.space.group_size(axes) == 1, self.stream(op, axes), op.ready is None)
                 steps.append((5, op, self.group, (members, inputs, collective, tuple(id(r) for r in op.outputs))))
-            elif t[2]:
+            elif t.state:
                 steps.append((2, op, _state_slot(op), id(op.result)))
-            elif t[3]:
+            elif t.assign:
                 steps.append((3, op, id(op.value), _state_slot(op)))
-            elif t[4] and _STEP_TESTS(op.token.owner)[13]:
+            elif t.wait and _STEP_TESTS(op.token.owner).copy:
                 steps.append((5, op, self.copy_wait, None))
-            elif t[5]:
+            elif t.view:
                 steps.append((1, op, operands, results))
-            elif t[6]:
+            elif t.no_node:
                 steps.append((6, op, None, None))
-            elif t[7]:
+            elif t.reshard:
                 raise EmitError("a stg.reshard is left: run stg-match-collectives before emitting a trace")
-            elif t[8]:
+            elif t.collective:
                 axes = op.axis_names
-                among = op.coordinates if t[9] else None
+                among = op.coordinates if t.stages else None
                 steps.append((5, op, self.collective, (operands, axes, among, self.space.group_size(axes, among) == 1,
                                                        self.stream(op, axes, among))))
-            elif t[10]:
+            elif t.p2p:
                 steps.append((5, op, self.p2p, operands))
-            elif t[11]:
+            elif t.loop:
                 steps.append((5, op, self.loop, None))
-            elif t[12]:
+            elif t.phase:
                 steps.append((5, op, self.run_phase, None))
-            elif t[14]:
+            elif t.call:
                 steps.append((5, op, self.call, None))
-            elif t[15] and op.logits.type.splits[-1]:
+            elif t.cross_entropy and op.logits.type.splits[-1]:
                 raise EmitError("a cross-entropy over a split vocab: run stg-vocab-parallel-cross-entropy before "
                                 "emitting a trace (its all-reduces are ops of the scheduled form)")
-            elif t[13] and stream_of(op) is not None:
+            elif t.copy and stream_of(op) is not None:
                 steps.append((5, op, self.copy, None))
-            elif t[16]:
+            elif t.costed:
                 # offload/reload copies run as compute nodes: Chakra's memory nodes need
                 # a remote-memory configuration ASTRA-sim does not have by default
                 steps.append((0, op, operands, results))

@@ -25,9 +25,10 @@ import numpy as np
 import torch
 
 from stagec.runtime.ps.auth import Authenticator
-from stagec.runtime.ps.control import ControlClient
+from stagec.runtime.ps.control import ControlClient, long_poll_s
 from stagec.runtime.ps.dataplane import DataClient, DataError
 from stagec.runtime.ps.deployment import Deployment, secret_from_env
+from stagec.runtime.ps.master import push_settled
 from stagec.runtime.ps.model import TinyLlama, chunk_batches
 from stagec.runtime.ps.wire import LayerSpec, group_by_layer
 
@@ -126,19 +127,19 @@ class ClusterWorker:
         if self.dep.record_pushes:
             np.savez(self.dep.path("pushes", f"{push_id}.npz"), **{n: a for g in tensors for n, a in g.items()})
         header = {"push": push_id, "cluster": self.index, "base_version": self.version}
+        wait = long_poll_s(self.plan)  # the master answers each wait below when it is over
         self.pushes += 1
         try:
             for step, layers in enumerate(req["steps"]):
-                while not (grant := self._call("push_grant", push=push_id, step=step)).get("granted"):
+                while not (grant := self._call("push_grant", push=push_id, step=step, wait_s=wait)).get("granted"):
                     if grant.get("abort") or self.stop.is_set():
                         return None
-                    time.sleep(0.005)
                 try:
                     self.data.push(layers, tensors, header)
                 finally:
                     self._call("push_step_done", push=push_id, step=step)
-            while (vote := self._call("push_prepare", push=push_id)["vote"]) == "wait":
-                time.sleep(0.005)
+            while (vote := self._call("push_prepare", push=push_id, wait_s=wait)["vote"]) == "wait":
+                pass
             if vote != "yes":
                 return None
             if not self._call("push_commit", push=push_id).get("committed"):
@@ -147,12 +148,9 @@ class ClusterWorker:
             log.warning("push %s failed: %s", push_id, error)
             self._call("push_failed", push=push_id)
             return None
-        while True:
-            status = self._call("push_status", push=push_id)
-            if status["state"] in ("done", "excluded", "skipped") or status.get("finished") and status[
-                    "state"] != "in_round":
-                return status
-            time.sleep(0.005)
+        while not push_settled(status := self._call("push_status", push=push_id, wait_s=wait)):
+            pass
+        return status
 
     def run(self) -> None:
         hello = self._call("hello")

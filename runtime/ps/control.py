@@ -21,10 +21,16 @@ import grpc
 
 from stagec.runtime.ps.auth import AuthError, Authenticator
 
-__all__ = ["ControlClient", "serve"]
+__all__ = ["ControlClient", "long_poll_s", "serve"]
 
 SERVICE, METHOD = "dips.Master", "Call"
 log = logging.getLogger("stagec.ps.control")
+
+
+def long_poll_s(plan) -> float:
+    """How long the master may hold a long poll (a request with `wait_s`): half a
+    heartbeat, since a slave's poll is its heartbeat, and well inside a call's timeout."""
+    return min(plan.heartbeat_s / 2, 1.0)
 
 
 def serve(address: str, auth: Authenticator, handle: Callable[[dict], dict], workers: int = 16) -> grpc.Server:

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from stagec.runtime.ps.auth import Authenticator
-from stagec.runtime.ps.control import serve
+from stagec.runtime.ps.control import long_poll_s, serve
 from stagec.runtime.ps.deployment import Deployment, secret_from_env, write_json_atomic
 from stagec.runtime.ps.penalty import PenaltyState, decide
 
@@ -73,6 +73,7 @@ class Push:
     state: str = "sending"  # sending, prepared, committed, in_round, done, excluded, skipped
     received: set = field(default_factory=set)  # (slave, layer)
     version: int = -1
+    requested: float = 0.0  # time.monotonic() of its push_request
 
 
 @dataclass
@@ -92,10 +93,32 @@ class Round:
 _ADVANCING = frozenset({"push_commit", "slave_norms", "slave_prepared", "slave_committed"})
 
 
+def push_settled(status: dict) -> bool:
+    """Whether a `push_status` answer is final for the cluster: its round is over, or it
+    never gets one (training finished before it began)."""
+    return status["state"] in ("done", "excluded", "skipped") or bool(status.get("finished")) and status[
+        "state"] != "in_round"
+
+
+# the questions a client may ask as a long poll (`wait_s` in the request): the master
+# answers at once if the answer is one of these, else when the state changes to one, or
+# after `wait_s` at the latest. A slave between rounds and a cluster waiting for its
+# round then hear of the next step when it happens, not at their next poll (a poll
+# every 20 ms cost a round 10 ms on average at each of its three slave phases).
+_READY = {
+    "slave_poll": lambda reply: "instruction" in reply or bool(reply.get("shutdown")),
+    "push_status": push_settled,
+    "push_grant": lambda reply: bool(reply.get("granted") or reply.get("abort")),
+    "push_prepare": lambda reply: reply["vote"] != "wait",
+}
+
+
 class Master:
     def __init__(self, dep: Deployment, auth: Authenticator):
         self.dep, self.plan, self.auth = dep, dep.plan, auth
         self.lock = threading.RLock()
+        self.changed = threading.Condition(self.lock)  # long polls wait on it
+        self.max_wait_s = long_poll_s(self.plan)
         self.state_path = dep.path("master", "state.json")
         self.state_path.parent.mkdir(parents=True, exist_ok=True)
         if self.state_path.exists():
@@ -128,6 +151,8 @@ class Master:
         # training took: whether it can still join an open window
         self.chunk_taken: dict[int, float] = {}
         self.training_s: dict[int, float] = {}
+        self.training_jitter_s: dict[int, float] = {}  # moving mean of |change| between chunks
+        self.push_s: dict[int, float] = {}  # its last push: request to commit
         self.round: Round | None = None
         self.losses: dict[int, float] = {}
         self.bye: set[int] = set()
@@ -161,11 +186,28 @@ class Master:
         handler = getattr(self, f"op_{op}", None)
         if handler is None:
             return {"error": f"unknown op {op!r}"}
+        ready = _READY.get(op)
+        wait = min(float(body.get("wait_s") or 0.0), self.max_wait_s) if ready else 0.0
         with self.lock:
-            reply = handler(body)
-            if op in _ADVANCING:
-                self._progress()
-            return reply
+            deadline = time.monotonic() + wait
+            while True:
+                reply = handler(body)
+                if op in _ADVANCING:
+                    self._progress()
+                if ready is None or ready(reply):
+                    # what may have changed wakes the long polls (a poll that is still
+                    # waiting changed nothing another one waits for: no wake-up loop)
+                    self.changed.notify_all()
+                left = deadline - time.monotonic()
+                if ready is None or left <= 0 or ready(reply):
+                    return reply
+                self.changed.wait(left)
+
+    def _waited_for(self) -> tuple:
+        """What the long polls' answers depend on that a tick can change."""
+        r = self.round
+        return (None if r is None else (r.id, r.phase), len(self.window), self.version, self.finished,
+                tuple(self.clusters), tuple(self.slaves), tuple(self.receiving.items()), self.told_shutdown)
 
     def _beat_cluster(self, cluster: int) -> None:
         if cluster not in self.clusters:
@@ -202,7 +244,7 @@ class Master:
         self._beat_cluster(cluster)
         taken = self.chunk_taken.pop(cluster, None)
         if taken is not None:
-            self.training_s[cluster] = time.monotonic() - taken
+            self._trained(cluster, time.monotonic() - taken)
         if self.finished:
             return {"finished": True}
         self.losses[cluster] = float(b.get("loss", float("nan")))
@@ -216,7 +258,7 @@ class Master:
         push_id = f"{self.epoch}-{self.push_counter}"
         self.push_counter += 1
         self.pushes[push_id] = Push(push_id, cluster, int(b["tokens"]), int(b["base_version"]),
-                                    self.losses[cluster], steps)
+                                    self.losses[cluster], steps, requested=time.monotonic())
         return {"push": push_id, "steps": steps, "epoch": self.epoch}
 
     def _push(self, b: dict) -> Push | None:
@@ -266,6 +308,7 @@ class Master:
         if push is None or push.state != "prepared":
             return {"committed": False}
         push.state = "committed"
+        self.push_s[push.cluster] = time.monotonic() - push.requested
         self._release(push.id)
         if not self.window:
             self.window_opened = time.monotonic()
@@ -301,7 +344,6 @@ class Master:
             self._save()
         reply = {"epoch": self.epoch, "version": self.version, "finished": self.finished,
                  "shutdown": shutdown,
-                 "round_active": self.round is not None or bool(self.window),
                  "live_pushes": [p.id for p in self.pushes.values() if p.state in
                                  ("sending", "prepared", "committed", "in_round")]}
         r = self.round
@@ -403,14 +445,36 @@ class Master:
             return set(self.clusters) | expected <= waiting
         return now - self.window_opened >= self.plan.grace_window_s or not self._can_join(now)
 
-    # a cluster's training time varies a little from chunk to chunk: one expected to
-    # arrive within this share of it after the window's end may still make it
+    # a cluster's training time varies from chunk to chunk. Until two chunks of it were
+    # seen, one expected to arrive within this share of its training time after the
+    # window's end may still make it; after, within `_JITTER_SPREAD` times the moving
+    # mean of its changes (for normal noise about 3.4 standard deviations), but never
+    # less than `_MIN_JITTER` of its training time
     _TRAINING_JITTER = 0.1
+    _JITTER_SPREAD = 3.0
+    _MIN_JITTER = 0.01
+    _JITTER_EMA = 0.2  # weight of the newest change in the moving mean
+
+    def _trained(self, cluster: int, seconds: float) -> None:
+        last = self.training_s.get(cluster)
+        if last is not None:
+            change = abs(seconds - last)
+            old = self.training_jitter_s.get(cluster)
+            self.training_jitter_s[cluster] = change if old is None else old + self._JITTER_EMA * (change - old)
+        self.training_s[cluster] = seconds
+
+    def _arrival_margin(self, cluster: int) -> float:
+        training = self.training_s[cluster]
+        jitter = self.training_jitter_s.get(cluster)
+        if jitter is None:
+            return self._TRAINING_JITTER * training
+        return max(self._JITTER_SPREAD * jitter, self._MIN_JITTER * training)
 
     def _can_join(self, now: float) -> bool:
         """Whether a live cluster not in the window may still commit a push into it
-        before it closes; unknown (a cluster between chunks, or before its first
-        push) counts as yes."""
+        before it closes: its chunk's training and its last push's time from request
+        to commit, less the margin of its jitter, end before the window does. Unknown
+        (a cluster between chunks, or before its first push) counts as yes."""
         end = self.window_opened + self.plan.grace_window_s
         joined = {self.pushes[p].cluster for p in self.window}
         pushing = {p.cluster for p in self.pushes.values() if p.state in ("sending", "prepared")}
@@ -420,7 +484,7 @@ class Master:
             taken, training = self.chunk_taken.get(cluster), self.training_s.get(cluster)
             if cluster in pushing or taken is None or training is None:
                 return True
-            if taken + training * (1 - self._TRAINING_JITTER) <= end:
+            if taken + training + self.push_s.get(cluster, 0.0) - self._arrival_margin(cluster) <= end:
                 return True
         return False
 
@@ -494,39 +558,45 @@ class Master:
 
     def tick(self, stalled: bool) -> None:
         with self.lock:
-            now = time.monotonic()
-            deadline = self.plan.heartbeat_s * self.plan.missed_heartbeats
-            if stalled:  # we were stopped: nobody could reach us, so nobody is late
-                log.warning("master was stalled; heartbeat deadlines restart")
-                for c in self.clusters:
-                    self.clusters[c] = now
-                for info in self.slaves.values():
-                    info["beat"] = now
-                if self.round is not None:
-                    self.round.started = now
-                self.window_opened = now if self.window else self.window_opened
-            for c in [c for c, beat in self.clusters.items() if now - beat > deadline]:
-                log.warning("cluster %d missed %d heartbeats: dropped", c, self.plan.missed_heartbeats)
-                del self.clusters[c]
-                for p in self.pushes.values():
-                    if p.cluster == c and p.state in ("sending", "prepared"):
-                        p.state = "skipped"
-                        self._release(p.id)
-            for s in [s for s, info in self.slaves.items() if now - info["beat"] > deadline and not self.finished]:
-                info = self.slaves.pop(s)
-                log.warning("slave %d missed %d heartbeats: restarting it", s, self.plan.missed_heartbeats)
-                if info.get("pid") and not self.finished:
-                    _kill_slave(info["pid"])  # its supervisor restarts it from its latest snapshot
-                self._forget_layers_on(s)
-                if self.round is not None and self.round.phase in ("norms", "prepare"):
-                    self._abort(f"slave {s} was lost")
-            if self.round is None and self._window_closed(now):
-                self._start_round()
+            before = self._waited_for()
+            self._tick(stalled)
+            if self._waited_for() != before:
+                self.changed.notify_all()
+
+    def _tick(self, stalled: bool) -> None:
+        now = time.monotonic()
+        deadline = self.plan.heartbeat_s * self.plan.missed_heartbeats
+        if stalled:  # we were stopped: nobody could reach us, so nobody is late
+            log.warning("master was stalled; heartbeat deadlines restart")
+            for c in self.clusters:
+                self.clusters[c] = now
+            for info in self.slaves.values():
+                info["beat"] = now
             if self.round is not None:
-                self._advance()
-            if now - self.status_written > 0.1:
-                self._status()
-                self.status_written = now
+                self.round.started = now
+            self.window_opened = now if self.window else self.window_opened
+        for c in [c for c, beat in self.clusters.items() if now - beat > deadline]:
+            log.warning("cluster %d missed %d heartbeats: dropped", c, self.plan.missed_heartbeats)
+            del self.clusters[c]
+            for p in self.pushes.values():
+                if p.cluster == c and p.state in ("sending", "prepared"):
+                    p.state = "skipped"
+                    self._release(p.id)
+        for s in [s for s, info in self.slaves.items() if now - info["beat"] > deadline and not self.finished]:
+            info = self.slaves.pop(s)
+            log.warning("slave %d missed %d heartbeats: restarting it", s, self.plan.missed_heartbeats)
+            if info.get("pid") and not self.finished:
+                _kill_slave(info["pid"])  # its supervisor restarts it from its latest snapshot
+            self._forget_layers_on(s)
+            if self.round is not None and self.round.phase in ("norms", "prepare"):
+                self._abort(f"slave {s} was lost")
+        if self.round is None and self._window_closed(now):
+            self._start_round()
+        if self.round is not None:
+            self._advance()
+        if now - self.status_written > 0.1:
+            self._status()
+            self.status_written = now
 
 
 def _kill_slave(pid: int) -> None:
@@ -552,7 +622,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(filename=dep.path("logs", "master.log"), level=logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     master = Master(dep, Authenticator(secret_from_env()))
-    server = serve(dep.master_address, master.auth, master.handle)
+    # every slave and cluster may hold a thread in a long poll; the rest serve the others
+    server = serve(dep.master_address, master.auth, master.handle,
+                   workers=16 + len(dep.plan.clusters) + dep.plan.num_slaves)
     log.info("master up on %s (epoch %d)", dep.master_address, master.epoch)
     last = time.monotonic()
     shutdown_since = None

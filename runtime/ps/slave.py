@@ -39,7 +39,7 @@ import numpy as np
 import zmq
 
 from stagec.runtime.ps.auth import AuthError, Authenticator
-from stagec.runtime.ps.control import ControlClient
+from stagec.runtime.ps.control import ControlClient, long_poll_s
 from stagec.runtime.ps.deployment import Deployment, secret_from_env
 from stagec.runtime.ps.penalty import outer_step, pseudo_gradient, slave_gram, weighted_pseudo_gradient
 from stagec.runtime.ps.wire import LayerSpec, WireError, check_tensors, encode_header, group_by_layer
@@ -107,7 +107,7 @@ class Slave:
         self.deltas: dict[int, dict] = {}
         self.pending: dict | None = None
         self.refused: set[int] = set()
-        self.busy = False
+        self.reached = False
         self.epoch: int | None = None
         self.pull_frames: dict[int, tuple[int, str]] = {}
         self._serialize()
@@ -299,13 +299,14 @@ class Slave:
             self.pending = None
 
     def poll_once(self) -> bool:
-        """One heartbeat and instruction; False when the master says to shut down.
-        `self.busy` says whether a round is under way (the next poll comes sooner)."""
-        reply = self.client.call("slave_poll", slave=self.index, pid=os.getpid(), version=self.version)
-        self.busy = False
+        """One heartbeat and instruction (a long poll: the master answers when it has an
+        instruction for us, or after `long_poll_s`); False when the master says to shut
+        down. `self.reached` says whether the master answered."""
+        reply = self.client.call("slave_poll", slave=self.index, pid=os.getpid(), version=self.version,
+                                 wait_s=long_poll_s(self.plan))
+        self.reached = reply is not None
         if reply is None:
             return True  # the master is away: keep serving pulls and keep trying
-        self.busy = reply.get("round_active", False)
         if self.epoch is not None and reply["epoch"] != self.epoch:
             log.info("master restarted (epoch %d): pushes and pending updates of the old epoch dropped",
                      reply["epoch"])
@@ -351,8 +352,8 @@ def main(argv: list[str] | None = None) -> int:
         t.start()
     log.info("slave %d up at version %d serving layers %s", args.index, slave.version, slave.layers)
     while slave.poll_once():
-        # between rounds a poll is a heartbeat; during one, each phase waits on it
-        time.sleep(0.002 if slave.busy else 0.02)
+        if not slave.reached:
+            time.sleep(0.02)  # the master waits out our polls itself, but not while it is away
     slave.stop.set()
     for t in threads:
         t.join(timeout=2)

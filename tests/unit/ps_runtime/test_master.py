@@ -192,3 +192,143 @@ def test_a_round_takes_each_step_at_the_message_that_completes_it(master):
         master.handle({"op": "slave_committed", "slave": s, "version": r.version})
     assert master.round is None
     assert master.handle({"op": "push_status", "cluster": 0, "push": r.pushes[0]})["state"] == "done"
+
+
+@pytest.mark.parametrize("late_s, push_s, closes_early", [
+    # the window (grace 0.2 s) opens at t = 1.0; cluster 1 has trained two chunks of
+    # 1.0 s and 1.01 s (jitter 0.01 s, margin 3 x 0.01 = 0.03 s) and pushes in `push_s`.
+    # Due at 1.25 (0.05 s after the window's end): the 10% rule of a cluster seen once
+    # would wait for it (1.25 - 0.1 <= 1.2); its known jitter says it will not make it
+    (0.05, 0.0, True),
+    # due at 1.22, within the margin: it may still make it
+    (0.02, 0.0, False),
+    # its training ends at 1.15, in time, but its push takes 0.1 s: it arrives at 1.25
+    (0.05, 0.1, True),
+])
+def test_the_window_predicts_a_cluster_from_its_jitter_and_its_push_time(master, monkeypatch, late_s, push_s,
+                                                                        closes_early):
+    clock = Clock(monkeypatch)
+    master.handle({"op": "hello", "cluster": 1})
+    for seconds in (1.0, 1.01):
+        trained(master, clock, 1, seconds)
+    assert master.training_jitter_s[1] == pytest.approx(0.01)
+    master.push_s[1] = push_s
+    master.handle({"op": "chunk", "cluster": 0})  # at 0; it commits at 1.0
+    # cluster 1 takes its chunk so that it is due (training 1.01 s, then its push) at 1.2 + late_s
+    taken = 1.0 + 0.2 + late_s - 1.01 - push_s
+    clock.now += taken
+    master.handle({"op": "chunk", "cluster": 1})
+    clock.now += 1.0 - taken
+    commit_push(master, 0)
+    assert (master.round is not None) == closes_early
+
+
+def test_a_push_time_is_measured_from_request_to_commit(master, monkeypatch):
+    clock = Clock(monkeypatch)
+    push = master.handle({"op": "push_request", "cluster": 0, "tokens": 1024, "base_version": 0, "loss": 1.0})
+    clock.now += 0.25
+    for step, layers in enumerate(push["steps"]):
+        master.handle({"op": "push_grant", "cluster": 0, "push": push["push"], "step": step})
+        for layer in layers:
+            master.handle({"op": "layer_received", "slave": master.plan.slave_of_layer[layer],
+                           "push": push["push"], "layer": layer})
+        master.handle({"op": "push_step_done", "cluster": 0, "push": push["push"], "step": step})
+    master.handle({"op": "push_prepare", "cluster": 0, "push": push["push"]})
+    master.handle({"op": "push_commit", "cluster": 0, "push": push["push"]})
+    assert master.push_s[0] == pytest.approx(0.25)
+
+
+def long_poll(master, body):
+    """Run `body` with `wait_s` on a thread; (thread, {"reply", "seconds"})."""
+    import threading
+    import time
+
+    out = {}
+
+    def call():
+        start = time.monotonic()
+        out["reply"] = master.handle(body)
+        out["seconds"] = time.monotonic() - start
+
+    thread = threading.Thread(target=call)
+    thread.start()
+    return thread, out
+
+
+@pytest.fixture
+def patient_master(tmp_path):
+    """A master whose long polls may last 1 s (heartbeat 2 s): long enough to tell an
+    answer to a change from an answer at the timeout."""
+    dep = tiny_deployment(tmp_path, rounds=5, heartbeat_s=2.0)
+    prepare(dep)
+    m = Master(dep, Authenticator(SECRET))
+    for s in range(dep.plan.num_slaves):
+        m.handle({"op": "slave_poll", "slave": s, "pid": 100 + s, "version": 0})
+    m.handle({"op": "hello", "cluster": 0})
+    return m
+
+
+def test_a_slave_long_poll_is_answered_when_the_round_starts_not_at_its_timeout(patient_master):
+    import time
+
+    master = patient_master
+    assert master.max_wait_s == 1.0
+    wait = master.max_wait_s
+    # nothing happens: the poll is answered after `wait_s` (a shorter one here), without
+    # an instruction
+    start = time.monotonic()
+    idle = master.handle({"op": "slave_poll", "slave": 0, "pid": 100, "version": 0, "wait_s": 0.2})
+    assert "instruction" not in idle and time.monotonic() - start >= 0.2
+    # a push commits while slave 0 waits: the window closes (no other cluster) and the
+    # round's first instruction answers the poll at once
+    thread, out = long_poll(master, {"op": "slave_poll", "slave": 0, "pid": 100, "version": 0, "wait_s": wait})
+    time.sleep(0.05)
+    assert thread.is_alive()
+    commit_push(master, 0)
+    thread.join(timeout=5)
+    assert out["reply"]["instruction"]["op"] == "norms"
+    assert 0.05 <= out["seconds"] < wait * 0.5
+    # a slave that has done its part of the phase waits again, for the next phase
+    r = master.round
+    master.handle({"op": "slave_norms", "slave": 0, "round": r.id, "gram": [[1.0]]})
+    thread, out = long_poll(master, {"op": "slave_poll", "slave": 0, "pid": 100, "version": 0, "wait_s": wait})
+    time.sleep(0.05)
+    assert thread.is_alive()
+    master.handle({"op": "slave_norms", "slave": 1, "round": r.id, "gram": [[1.0]]})
+    thread.join(timeout=5)
+    assert out["reply"]["instruction"]["op"] == "prepare" and out["seconds"] < wait * 0.5
+
+
+def test_a_cluster_waiting_for_its_round_hears_of_its_end_at_once(patient_master):
+    import time
+
+    master = patient_master
+    commit_push(master, 0)
+    r = master.round
+    thread, out = long_poll(master, {"op": "push_status", "cluster": 0, "push": r.pushes[0], "wait_s": 10.0})
+    for phase, op, extra in (("norms", "slave_norms", {"gram": [[1.0]]}), ("prepare", "slave_prepared", {"ok": True})):
+        for s in range(master.plan.num_slaves):
+            master.handle({"op": op, "slave": s, "round": r.id, **extra})
+    time.sleep(0.05)
+    assert thread.is_alive()  # committed, but not every slave has switched to the new version
+    for s in range(master.plan.num_slaves):
+        master.handle({"op": "slave_committed", "slave": s, "version": r.version})
+    thread.join(timeout=5)
+    assert out["reply"]["state"] == "done" and out["seconds"] < master.max_wait_s
+    # `wait_s` is capped at half a heartbeat: a slave's poll is its heartbeat
+    assert master.max_wait_s <= master.plan.heartbeat_s / 2
+
+
+def test_a_tick_that_changes_the_round_wakes_the_long_polls(patient_master):
+    import time
+
+    master = patient_master
+    commit_push(master, 0)
+    r = master.round
+    thread, out = long_poll(master, {"op": "push_status", "cluster": 0, "push": r.pushes[0],
+                                     "wait_s": master.max_wait_s})
+    time.sleep(0.05)
+    r.started -= 10 * master.dep.round_timeout_s  # the round times out at the next tick
+    master.tick(stalled=False)
+    thread.join(timeout=5)
+    assert out["reply"]["state"] == "skipped" and out["seconds"] < master.max_wait_s * 0.8

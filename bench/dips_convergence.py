@@ -2,7 +2,10 @@
 (di-ps.md §5.1: four clusters with extra delays of 0, 16, 33 and 50% of an iteration).
 
     python bench/dips_convergence.py --png curves.png [--json PATH] [--pushes 48] [--inner-steps 16]
-                                     [--step-time 0.05] [--modes dips,sync,async]
+                                     [--step-time 0.05] [--model tiny|0.6m] [--modes dips,sync,async]
+
+    # the issue's scale reference: a 0.6M-parameter Llama, H = 16, 1M tokens
+    python bench/dips_convergence.py --model 0.6m --pushes 256 --step-time 0.1 --png curves.png
 
 Every mode runs the same deployment as real processes on loopback (runtime/ps/launcher):
 a tiny Llama (runtime/ps/model.py), the same token budget (`--pushes` x H x batch x seq
@@ -25,13 +28,18 @@ import tempfile
 
 from stagec.runtime.ps.deployment import Deployment
 from stagec.runtime.ps.launcher import evaluate, free_port_block, run
-from stagec.runtime.ps.model import ModelSpec, default_layer_prefixes
+from stagec.runtime.ps.model import ModelSpec, TinyLlama, default_layer_prefixes
 from stagec.runtime.ps.plan import Cluster, Layer, Plan, Transfer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results_io import write_json  # noqa: E402
 
 DELAYS = (0.0, 0.16, 0.33, 0.5)  # di-ps.md §5.1
+MODELS = {
+    "tiny": ModelSpec(),  # the tests' model: 23K parameters
+    # issue 19's scale reference ("4 processes of a 0.6M-parameter Llama"): 610K parameters
+    "0.6m": ModelSpec(vocab=256, hidden=128, intermediate=344, layers=3, heads=4, kv_heads=2),
+}
 
 
 def emulated_plan(spec: ModelSpec, inner_steps: int, slaves: int = 2, grace_s: float = 0.05) -> Plan:
@@ -77,16 +85,20 @@ def main(argv=None) -> int:
     parser.add_argument("--pushes", type=int, default=48, help="token budget in pushes of H steps")
     parser.add_argument("--inner-steps", type=int, default=16, help="H")
     parser.add_argument("--step-time", type=float, default=0.05, help="seconds an iteration is padded to")
+    parser.add_argument("--model", choices=sorted(MODELS), default="tiny",
+                        help="the clusters' Llama: tiny (23K parameters) or 0.6m (610K, the issue's scale run)")
     parser.add_argument("--inner-lr", type=float, default=3e-3)
     parser.add_argument("--grace", type=float, default=0.05, help="Di-PS grace window, seconds")
     parser.add_argument("--modes", default="dips,sync,async")
     parser.add_argument("--timeout", type=float, default=900.0)
     args = parser.parse_args(argv)
-    spec = ModelSpec()
+    spec = MODELS[args.model]
     results = [run_mode(mode, args, spec) for mode in args.modes.split(",")]
     sync = next((r for r in results if r["mode"] == "sync"), None)
     names = {"dips": "Di-PS", "sync": "sync DiLoCo", "async": "async DiLoCo (no penalty)"}
-    print(f"tiny Llama ({spec.layers} layers, hidden {spec.hidden}, vocab {spec.vocab}), 4 clusters with extra delays "
+    params = sum(p.numel() for p in TinyLlama(spec).parameters())
+    print(f"Llama of {params:,} parameters ({spec.layers} layers, hidden {spec.hidden}, vocab {spec.vocab}), "
+          f"4 clusters with extra delays "
           f"{', '.join(f'{d:.0%}' for d in DELAYS)} of a {args.step_time * 1000:.0f} ms iteration, "
           f"H = {args.inner_steps}, {args.pushes * args.inner_steps * spec.batch * spec.seq:,} tokens")
     print(f"{'mode':<28}{'eval loss':>10}{'vs sync':>9}{'wall s':>8}{'speed-up':>10}{'versions':>9}"
@@ -116,7 +128,8 @@ def main(argv=None) -> int:
     print(f"loss curves: {args.png}")
     if args.json:
         write_json(args.json, {"delays": DELAYS, "inner_steps": args.inner_steps, "step_time_s": args.step_time,
-                               "pushes": args.pushes, "grace_window_s": args.grace, "results": results})
+                               "pushes": args.pushes, "grace_window_s": args.grace, "model": args.model,
+                               "parameters": params, "results": results})
     return 0
 
 

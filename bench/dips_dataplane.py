@@ -9,8 +9,8 @@ the bench process is the cluster: it asks the master for a push and sends every 
 with runtime/ps/dataplane.DataClient (a thread per layer, each layer sealed with its
 Poly1305 payload MAC and written through the push window; the slave checks the header's
 HMAC, sizes, shapes, dtypes and version, then the payload's MAC while copying it into
-its memory pool, reports the layer to the master and acknowledges). Timed from the
-first send to the last acknowledgement.
+its memory pool, and acknowledges with a receipt the cluster hands to the master with
+its step). Timed from the first send to the last acknowledgement.
 
 Raw ZeroMQ: one DEALER -> ROUTER connection to a receiver process, the same bytes in
 the same frames (zero-copy), no authentication, no checks, acknowledged once

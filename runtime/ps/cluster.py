@@ -134,10 +134,11 @@ class ClusterWorker:
                 while not (grant := self._call("push_grant", push=push_id, step=step, wait_s=wait)).get("granted"):
                     if grant.get("abort") or self.stop.is_set():
                         return None
+                receipts = []
                 try:
-                    self.data.push(layers, tensors, header)
+                    receipts = self.data.push(layers, tensors, header)
                 finally:
-                    self._call("push_step_done", push=push_id, step=step)
+                    self._call("push_step_done", push=push_id, step=step, receipts=receipts)
             while (vote := self._call("push_prepare", push=push_id, wait_s=wait)["vote"]) == "wait":
                 pass
             if vote != "yes":

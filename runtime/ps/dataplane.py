@@ -76,9 +76,10 @@ class DataClient:
         with self._idle_lock:
             self._idle[layer].append(sock)
 
-    def _reply(self, sock: zmq.Socket, layer: int, request: str) -> tuple[dict, list]:
-        """The slave's authenticated answer to `request` (the nonce of our header); a
-        refusal of a message the slave could not authenticate names no request."""
+    def _reply(self, sock: zmq.Socket, layer: int, request: str) -> tuple[dict, list, list]:
+        """The slave's authenticated answer to `request` (the nonce of our header), its
+        payload and its raw [header, MAC] frames; a refusal of a message the slave could
+        not authenticate names no request."""
         if not sock.poll(self.timeout_ms):
             raise DataError(f"layer {layer}: no answer from its slave in {self.timeout_ms} ms")
         frames = [f.buffer for f in sock.recv_multipart(copy=False)]
@@ -88,11 +89,13 @@ class DataClient:
             raise DataError(str(error)) from error
         if reply.get("request") != request and not (reply.get("request") is None and not reply.get("ok")):
             raise DataError(f"layer {layer}: the reply does not answer our request")
-        return reply, payload
+        return reply, payload, frames[:2]
 
     def push_layer(self, layer: int, tensors: Mapping[str, np.ndarray], header: Mapping,
-                   pipeline: _Pipeline | None = None) -> None:
-        """Send one layer and wait for its slave's acknowledgement (DataError if refused)."""
+                   pipeline: _Pipeline | None = None) -> list[str]:
+        """Send one layer and wait for its slave's acknowledgement (DataError if
+        refused). The acknowledgement is the slave's receipt for the master: its header
+        and the header's MAC, as [header text, MAC hex] (`Master.op_push_step_done`)."""
         pipeline = pipeline or _Pipeline(1)
         spec = self.specs[layer]
         payload = [memoryview(np.ascontiguousarray(tensors[n])).cast("B") for n in spec.names]
@@ -113,16 +116,18 @@ class DataClient:
                         tracker.wait(self.timeout_ms / 1000)
                     except zmq.NotDone:
                         raise DataError(f"layer {layer}: not sent to its slave in {self.timeout_ms} ms") from None
-            reply, _ = self._reply(sock, layer, request)
+            reply, _, (head, mac) = self._reply(sock, layer, request)
         if not reply.get("ok"):
             raise DataError(f"layer {layer}: refused by its slave: {reply.get('error')}")
+        return [bytes(head).decode(), bytes(mac).hex()]
 
-    def push(self, layers: Sequence[int], tensors_of_layer: Sequence[Mapping[str, np.ndarray]], header: Mapping):
-        """Push `layers` (a thread per layer, through one pipeline); raises DataError on any."""
+    def push(self, layers: Sequence[int], tensors_of_layer: Sequence[Mapping[str, np.ndarray]],
+             header: Mapping) -> list[list[str]]:
+        """Push `layers` (a thread per layer, through one pipeline); their slaves'
+        receipts, or DataError on any."""
         pipeline = _Pipeline(self.window)
         futures = [self.pool.submit(self.push_layer, l, tensors_of_layer[l], header, pipeline) for l in layers]
-        for f in futures:
-            f.result()
+        return [f.result() for f in futures]
 
     def pull_layer(self, layer: int, min_version: int) -> tuple[int, list[np.ndarray]]:
         """(version, arrays) of `layer` at a version >= min_version; DataError if the
@@ -131,7 +136,7 @@ class DataClient:
         with self._connection(layer) as sock:
             frames = self.auth.frames({"kind": "pull", "layer": layer, "min_version": min_version}, [])
             sock.send_multipart(frames)
-            reply, payload = self._reply(sock, layer, json.loads(frames[0])["nonce"])
+            reply, payload, _ = self._reply(sock, layer, json.loads(frames[0])["nonce"])
         if not reply.get("ok"):
             raise DataError(f"layer {layer}: not ready at version {min_version} (slave at {reply.get('version')})")
         # the MAC is checked in the pass that copies the payload out of ZeroMQ's buffers

@@ -7,9 +7,11 @@ Control flow for one push (clusters call the master; slaves poll it):
    id and its steps of the plan's push schedule (Fig. 5). Before each step it asks
    `push_grant`, granted only when none of the step's slaves is receiving from another
    push ("slaves not currently receiving"); `push_step_done` frees them.
-2. Two-stage commit: `push_prepare` votes yes once every slave has reported every
-   layer of the push received and checked (`layer_received`); `push_commit` then
-   records the cluster and its tokens.
+2. Two-stage commit: each slave acknowledges every layer it received and checked
+   with a receipt (its acknowledgement's header and MAC) that the cluster hands on in
+   `push_step_done`; `push_prepare` votes yes once the master holds receipts for every
+   layer of the push from live slave processes; `push_commit` then records the
+   cluster and its tokens.
 3-4. The first commit opens the grace window; pushes committed before it closes join
    the round (`dips`). It closes early once no live cluster can still join it: every
    cluster not in it is training, not pushing, and started its chunk so recently that
@@ -43,6 +45,7 @@ from __future__ import annotations
 import argparse
 import json
 import faulthandler
+import hmac
 import logging
 import os
 import signal
@@ -281,10 +284,40 @@ class Master:
             del self.receiving[s]
 
     def op_push_step_done(self, b: dict) -> dict:
+        """A step's layers are sent; `receipts` are their slaves' acknowledgements."""
         push = self._push(b)
         if push is not None:
             self._release(push.id)
+            for receipt in b.get("receipts") or []:
+                self._receive(push, receipt)
         return {"ok": True}
+
+    def _receive(self, push: Push, receipt: object) -> None:
+        """Record a slave's receipt for a layer of `push`: the header of its
+        acknowledgement and that header's MAC, which only a holder of the secret can
+        make. A receipt from a slave process that has since been replaced names a layer
+        that is gone, and a receipt that does not verify one nobody can vouch for: either
+        way the push can never be prepared, so it is skipped."""
+        why = None
+        try:
+            head, mac = receipt
+            if not hmac.compare_digest(self.auth.mac([head.encode()]), bytes.fromhex(mac)):
+                raise ValueError("its MAC does not verify")
+            ack = json.loads(head)
+            slave, layer = int(ack["slave"]), int(ack["layer"])
+            if not ack.get("ok") or ack.get("push") != push.id or not 0 <= layer < len(self.plan.layers) or \
+                    self.plan.slave_of_layer[layer] != slave:
+                raise ValueError(f"it does not acknowledge a layer of push {push.id} at its slave")
+        except (TypeError, ValueError, KeyError, AttributeError) as error:
+            why = f"a receipt that is not valid ({error})"
+        else:
+            if self.slaves.get(slave, {}).get("pid") != ack.get("pid"):
+                why = f"slave {slave} has restarted since it received layer {layer}"
+            else:
+                push.received.add((slave, layer))
+        if why is not None and push.state in ("sending", "prepared"):
+            log.warning("push %s of cluster %d: %s: skipped", push.id, push.cluster, why)
+            push.state = "skipped"
 
     def op_push_failed(self, b: dict) -> dict:
         push = self._push(b)
@@ -382,13 +415,6 @@ class Master:
             return True
         return (self.finished and not self.clusters and self.round is None
                 and all(self.slaves.get(s, {}).get("version") == self.version for s in range(self.plan.num_slaves)))
-
-    def op_layer_received(self, b: dict) -> dict:
-        push = self._push(b)
-        if push is None or push.state not in ("sending", "prepared"):
-            return {"ok": False}
-        push.received.add((int(b["slave"]), int(b["layer"])))
-        return {"ok": True}
 
     def op_slave_norms(self, b: dict) -> dict:
         r = self.round

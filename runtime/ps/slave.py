@@ -223,8 +223,11 @@ class Slave:
                 self.pushes[push][layer] = buffers
             if old is not None:
                 pool.give(old)
-            self.client.call("layer_received", slave=self.index, push=push, layer=layer)
+            # the acknowledgement is our receipt: the cluster hands it to the master with
+            # its step (one message per step, not one from us per layer), and our pid in it
+            # tells the master whether the process that holds the layer still lives
             replies.send_multipart([ident, *self.auth.frames({"ok": True, "push": push, "layer": layer,
+                                                              "slave": self.index, "pid": os.getpid(),
                                                               "request": header["nonce"]}, [])])
         replies.close()
 

@@ -21,13 +21,25 @@ def master(tmp_path):
     return m
 
 
-def deliver_step(m, push, step):
-    """Cluster 0 sends step `step` of `push` and every slave acknowledges its layers."""
+def receipt(m, push_id, layer, pid=None, secret=SECRET):
+    """What the slave of `layer` acknowledges (runtime/ps/slave.py `_consume`): the
+    header of its answer and the header's MAC."""
+    slave = m.plan.slave_of_layer[layer]
+    head, mac = Authenticator(secret).frames({"ok": True, "push": push_id, "layer": layer, "slave": slave,
+                                              "pid": 100 + slave if pid is None else pid, "request": "r"}, [])
+    return [head.decode(), mac.hex()]
+
+
+def step_done(m, cluster, push, step, **receipt_args):
+    m.handle({"op": "push_step_done", "cluster": cluster, "push": push["push"], "step": step,
+              "receipts": [receipt(m, push["push"], l, **receipt_args) for l in push["steps"][step]]})
+
+
+def deliver_step(m, push, step, **receipt_args):
+    """Cluster 0 sends step `step` of `push`, every slave acknowledges its layers, and
+    the cluster hands their receipts to the master."""
     assert m.handle({"op": "push_grant", "cluster": 0, "push": push["push"], "step": step})["granted"]
-    for layer in push["steps"][step]:
-        m.handle({"op": "layer_received", "slave": m.plan.slave_of_layer[layer], "push": push["push"],
-                  "layer": layer})
-    m.handle({"op": "push_step_done", "cluster": 0, "push": push["push"], "step": step})
+    step_done(m, 0, push, step, **receipt_args)
 
 
 def request(m):
@@ -57,7 +69,7 @@ def test_a_slave_restart_before_it_received_anything_of_a_push_leaves_the_push_a
     later = master.plan.slave_of_layer[push["steps"][1][0]]
     deliver_step(master, push, 0)
     master.handle({"op": "slave_poll", "slave": later, "pid": 999, "version": 0})
-    deliver_step(master, push, 1)
+    deliver_step(master, push, 1, pid=999)  # received by the new process
     assert master.handle({"op": "push_prepare", "cluster": 0, "push": push["push"]}) == {"vote": "yes"}
     assert master.handle({"op": "push_commit", "cluster": 0, "push": push["push"]}) == {"committed": True}
 
@@ -102,12 +114,9 @@ class Clock:
 
 def commit_push(m, cluster):
     push = m.handle({"op": "push_request", "cluster": cluster, "tokens": 1024, "base_version": 0, "loss": 1.0})
-    for step, layers in enumerate(push["steps"]):
+    for step in range(len(push["steps"])):
         assert m.handle({"op": "push_grant", "cluster": cluster, "push": push["push"], "step": step})["granted"]
-        for layer in layers:
-            m.handle({"op": "layer_received", "slave": m.plan.slave_of_layer[layer], "push": push["push"],
-                      "layer": layer})
-        m.handle({"op": "push_step_done", "cluster": cluster, "push": push["push"], "step": step})
+        step_done(m, cluster, push, step)
     assert m.handle({"op": "push_prepare", "cluster": cluster, "push": push["push"]}) == {"vote": "yes"}
     assert m.handle({"op": "push_commit", "cluster": cluster, "push": push["push"]}) == {"committed": True}
 
@@ -227,12 +236,9 @@ def test_a_push_time_is_measured_from_request_to_commit(master, monkeypatch):
     clock = Clock(monkeypatch)
     push = master.handle({"op": "push_request", "cluster": 0, "tokens": 1024, "base_version": 0, "loss": 1.0})
     clock.now += 0.25
-    for step, layers in enumerate(push["steps"]):
+    for step in range(len(push["steps"])):
         master.handle({"op": "push_grant", "cluster": 0, "push": push["push"], "step": step})
-        for layer in layers:
-            master.handle({"op": "layer_received", "slave": master.plan.slave_of_layer[layer],
-                           "push": push["push"], "layer": layer})
-        master.handle({"op": "push_step_done", "cluster": 0, "push": push["push"], "step": step})
+        step_done(master, 0, push, step)
     master.handle({"op": "push_prepare", "cluster": 0, "push": push["push"]})
     master.handle({"op": "push_commit", "cluster": 0, "push": push["push"]})
     assert master.push_s[0] == pytest.approx(0.25)
@@ -253,6 +259,39 @@ def long_poll(master, body):
     thread = threading.Thread(target=call)
     thread.start()
     return thread, out
+
+
+@pytest.mark.parametrize("bad", ["old process", "forged", "another push", "another slave", "not a receipt"])
+def test_a_push_with_a_receipt_nobody_can_vouch_for_is_skipped(master, bad):
+    push = request(master)
+    deliver_step(master, push, 0)
+    layer = push["steps"][1][0]
+    good = receipt(master, push["push"], layer)
+    wrong = {
+        "old process": receipt(master, push["push"], layer, pid=4242),  # the slave restarted since
+        "forged": receipt(master, push["push"], layer, secret=b"not the secret"),
+        "another push": receipt(master, "0-999", layer),
+        "another slave": [good[0].replace('"slave":%d' % master.plan.slave_of_layer[layer], '"slave":7'), good[1]],
+        "not a receipt": ["{}", "zz"],
+    }[bad]
+    assert master.handle({"op": "push_grant", "cluster": 0, "push": push["push"], "step": 1})["granted"]
+    master.handle({"op": "push_step_done", "cluster": 0, "push": push["push"], "step": 1,
+                   "receipts": [wrong, *(receipt(master, push["push"], l) for l in push["steps"][1][1:])]})
+    assert master.handle({"op": "push_prepare", "cluster": 0, "push": push["push"]}) == {"vote": "abort"}
+    assert master.handle({"op": "push_status", "cluster": 0, "push": push["push"]})["state"] == "skipped"
+
+
+def test_a_push_is_prepared_only_with_a_receipt_for_every_layer(master):
+    push = request(master)
+    deliver_step(master, push, 0)
+    assert master.handle({"op": "push_grant", "cluster": 0, "push": push["push"], "step": 1})["granted"]
+    last = push["steps"][1][-1]
+    master.handle({"op": "push_step_done", "cluster": 0, "push": push["push"], "step": 1,
+                   "receipts": [receipt(master, push["push"], l) for l in push["steps"][1] if l != last]})
+    assert master.handle({"op": "push_prepare", "cluster": 0, "push": push["push"]}) == {"vote": "wait"}
+    master.handle({"op": "push_step_done", "cluster": 0, "push": push["push"], "step": 1,
+                   "receipts": [receipt(master, push["push"], last)]})
+    assert master.handle({"op": "push_prepare", "cluster": 0, "push": push["push"]}) == {"vote": "yes"}
 
 
 @pytest.fixture

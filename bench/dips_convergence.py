@@ -78,6 +78,41 @@ def run_mode(mode: str, args, spec: ModelSpec) -> dict:
             "max_eval_loss": max(l for _, l in curve)}
 
 
+NAMES = {"dips": "Di-PS", "sync": "sync DiLoCo", "async": "async DiLoCo (no penalty)"}
+
+
+def plot_curves(results: list[dict], path: str) -> None:
+    """Evaluation loss against wall time, one line per mode. The y axis ends a little
+    above the initial loss: a diverging run (its loss reaches millions, or NaN) would
+    flatten the others; its points past the top are drawn on the top edge as crosses."""
+    import math
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    losses = [l for r in results for _, l in r["curve"] if math.isfinite(l)]
+    top = 1.15 * max(r["curve"][0][1] for r in results)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for r in results:
+        xs, ys = zip(*r["curve"])
+        shown = [y if math.isfinite(y) and y <= top else float("nan") for y in ys]
+        line, = ax.plot(xs, shown, marker=".", label=NAMES[r["mode"]])
+        off = [x for x, y in zip(xs, ys) if not (math.isfinite(y) and y <= top)]
+        if off:
+            ax.plot(off, [top] * len(off), "x", color=line.get_color(), clip_on=False,
+                    label=f"{NAMES[r['mode']]}: {len(off)} versions off the scale (diverged)")
+    ax.set_ylim(0.95 * min(losses), top)
+    ax.set_xlabel("wall time (s)")
+    ax.set_ylabel("evaluation loss")
+    ax.set_title("Di-PS vs DiLoCo, 4 emulated clusters (delays 0/16/33/50%)")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    tmp = path + ".tmp.png"
+    fig.savefig(tmp, dpi=120, bbox_inches="tight")
+    os.replace(tmp, path)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--png", required=True, help="write the loss curves here")
@@ -95,7 +130,7 @@ def main(argv=None) -> int:
     spec = MODELS[args.model]
     results = [run_mode(mode, args, spec) for mode in args.modes.split(",")]
     sync = next((r for r in results if r["mode"] == "sync"), None)
-    names = {"dips": "Di-PS", "sync": "sync DiLoCo", "async": "async DiLoCo (no penalty)"}
+    names = NAMES
     params = sum(p.numel() for p in TinyLlama(spec).parameters())
     print(f"Llama of {params:,} parameters ({spec.layers} layers, hidden {spec.hidden}, vocab {spec.vocab}), "
           f"4 clusters with extra delays "
@@ -109,22 +144,7 @@ def main(argv=None) -> int:
         print(f"{names[r['mode']]:<28}{r['eval_loss']:>10.4f}{vs:>9}{r['wall_s']:>8.1f}{speed:>10}"
               f"{r['versions']:>9}{r['excluded']:>9}{r['max_eval_loss']:>9.3f}"
               + ("" if r["finished"] else "  (did not finish)"))
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for r in results:
-        xs, ys = zip(*r["curve"])
-        ax.plot(xs, ys, marker=".", label=names[r["mode"]])
-    ax.set_xlabel("wall time (s)")
-    ax.set_ylabel("evaluation loss")
-    ax.set_title("Di-PS vs DiLoCo, 4 emulated clusters (delays 0/16/33/50%)")
-    ax.legend()
-    ax.grid(alpha=0.3)
-    tmp = args.png + ".tmp.png"
-    fig.savefig(tmp, dpi=120, bbox_inches="tight")
-    os.replace(tmp, args.png)
+    plot_curves(results, args.png)
     print(f"loss curves: {args.png}")
     if args.json:
         write_json(args.json, {"delays": DELAYS, "inner_steps": args.inner_steps, "step_time_s": args.step_time,

@@ -15,9 +15,11 @@ Control flow for one push (clusters call the master; slaves poll it):
 3-4. The first commit opens the grace window; pushes committed before it closes join
    the round (`dips`). It closes early once no live cluster can still join it: every
    cluster not in it is training, not pushing, and started its chunk so recently that
-   its last chunk's training time (from `chunk` to `push_request`) would bring it after
-   the window's end (§3.2: the window is there for clusters that finish at about the
-   same time; waiting for none costs the round's clusters the whole window).
+   its last chunk's training time (from `chunk` to `push_request`) and its last push's
+   time (from `push_request` to `push_commit`), less a margin for its jitter, would
+   bring it after the window's end (§3.2: the window is there for clusters that finish
+   at about the same time; waiting for none costs the round's clusters the whole
+   window).
    `async` closes the window at once; `sync` when every live cluster is in it.
 5. The round: slaves send Gram matrices of their pseudo-gradients (`slave_norms`), the
    master decides participants, weights and the clip factor (`penalty.decide`), slaves

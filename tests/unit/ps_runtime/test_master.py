@@ -10,15 +10,20 @@ from stagec.runtime.ps.master import Master
 from .util import SECRET, tiny_deployment
 
 
-@pytest.fixture
-def master(tmp_path):
-    dep = tiny_deployment(tmp_path, rounds=5)
+def started_master(tmp_path, **plan_args) -> Master:
+    """A master whose slaves (pids 100, 101, ...) have polled and whose cluster 0 said hello."""
+    dep = tiny_deployment(tmp_path, rounds=5, **plan_args)
     prepare(dep)
     m = Master(dep, Authenticator(SECRET))
     for s in range(dep.plan.num_slaves):
         m.handle({"op": "slave_poll", "slave": s, "pid": 100 + s, "version": 0})
     m.handle({"op": "hello", "cluster": 0})
     return m
+
+
+@pytest.fixture
+def master(tmp_path):
+    return started_master(tmp_path)
 
 
 def receipt(m, push_id, layer, pid=None, secret=SECRET):
@@ -298,13 +303,7 @@ def test_a_push_is_prepared_only_with_a_receipt_for_every_layer(master):
 def patient_master(tmp_path):
     """A master whose long polls may last 1 s (heartbeat 2 s): long enough to tell an
     answer to a change from an answer at the timeout."""
-    dep = tiny_deployment(tmp_path, rounds=5, heartbeat_s=2.0)
-    prepare(dep)
-    m = Master(dep, Authenticator(SECRET))
-    for s in range(dep.plan.num_slaves):
-        m.handle({"op": "slave_poll", "slave": s, "pid": 100 + s, "version": 0})
-    m.handle({"op": "hello", "cluster": 0})
-    return m
+    return started_master(tmp_path, heartbeat_s=2.0)
 
 
 def test_a_slave_long_poll_is_answered_when_the_round_starts_not_at_its_timeout(patient_master):

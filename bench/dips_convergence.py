@@ -106,7 +106,7 @@ def plot_curves(results: list[dict], path: str) -> None:
     ax.set_xlabel("wall time (s)")
     ax.set_ylabel("evaluation loss")
     ax.set_title("Di-PS vs DiLoCo, 4 emulated clusters (delays 0/16/33/50%)")
-    ax.legend()
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize="small")
     ax.grid(alpha=0.3)
     tmp = path + ".tmp.png"
     fig.savefig(tmp, dpi=120, bbox_inches="tight")

@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from stagec.runtime.ps.arrivals import Arrivals
 from stagec.runtime.ps.auth import Authenticator
 from stagec.runtime.ps.control import long_poll_s, serve
 from stagec.runtime.ps.deployment import Deployment, secret_from_env, write_json_atomic
@@ -152,12 +153,7 @@ class Master:
         self.slaves: dict[int, dict] = {}
         self.window: list[str] = []
         self.window_opened = 0.0
-        # when each cluster took its current chunk, and how long its last chunk's
-        # training took: whether it can still join an open window
-        self.chunk_taken: dict[int, float] = {}
-        self.training_s: dict[int, float] = {}
-        self.training_jitter_s: dict[int, float] = {}  # moving mean of |change| between chunks
-        self.push_s: dict[int, float] = {}  # its last push: request to commit
+        self.arrivals = Arrivals()  # whether a cluster can still join an open window
         self.round: Round | None = None
         self.losses: dict[int, float] = {}
         self.bye: set[int] = set()
@@ -237,7 +233,7 @@ class Master:
 
     def op_chunk(self, b: dict) -> dict:
         self._beat_cluster(int(b["cluster"]))
-        self.chunk_taken[int(b["cluster"])] = time.monotonic()
+        self.arrivals.took_chunk(int(b["cluster"]), time.monotonic())
         chunk = self.next_chunk
         self.next_chunk += 1
         if self.first_chunk_time is None:
@@ -247,9 +243,7 @@ class Master:
     def op_push_request(self, b: dict) -> dict:
         cluster = int(b["cluster"])
         self._beat_cluster(cluster)
-        taken = self.chunk_taken.pop(cluster, None)
-        if taken is not None:
-            self._trained(cluster, time.monotonic() - taken)
+        self.arrivals.requested_push(cluster, time.monotonic())
         if self.finished:
             return {"finished": True}
         self.losses[cluster] = float(b.get("loss", float("nan")))
@@ -343,7 +337,7 @@ class Master:
         if push is None or push.state != "prepared":
             return {"committed": False}
         push.state = "committed"
-        self.push_s[push.cluster] = time.monotonic() - push.requested
+        self.arrivals.committed_push(push.cluster, time.monotonic() - push.requested)
         self._release(push.id)
         if not self.window:
             self.window_opened = time.monotonic()
@@ -473,46 +467,16 @@ class Master:
             return set(self.clusters) | expected <= waiting
         return now - self.window_opened >= self.plan.grace_window_s or not self._can_join(now)
 
-    # a cluster's training time varies from chunk to chunk. Until two chunks of it were
-    # seen, one expected to arrive within this share of its training time after the
-    # window's end may still make it; after, within `_JITTER_SPREAD` times the moving
-    # mean of its changes (for normal noise about 3.4 standard deviations), but never
-    # less than `_MIN_JITTER` of its training time
-    _TRAINING_JITTER = 0.1
-    _JITTER_SPREAD = 3.0
-    _MIN_JITTER = 0.01
-    _JITTER_EMA = 0.2  # weight of the newest change in the moving mean
-
-    def _trained(self, cluster: int, seconds: float) -> None:
-        last = self.training_s.get(cluster)
-        if last is not None:
-            change = abs(seconds - last)
-            old = self.training_jitter_s.get(cluster)
-            self.training_jitter_s[cluster] = change if old is None else old + self._JITTER_EMA * (change - old)
-        self.training_s[cluster] = seconds
-
-    def _arrival_margin(self, cluster: int) -> float:
-        training = self.training_s[cluster]
-        jitter = self.training_jitter_s.get(cluster)
-        if jitter is None:
-            return self._TRAINING_JITTER * training
-        return max(self._JITTER_SPREAD * jitter, self._MIN_JITTER * training)
-
     def _can_join(self, now: float) -> bool:
         """Whether a live cluster not in the window may still commit a push into it
-        before it closes: its chunk's training and its last push's time from request
-        to commit, less the margin of its jitter, end before the window does. Unknown
-        (a cluster between chunks, or before its first push) counts as yes."""
+        before it closes (`arrivals.Arrivals`); one that is pushing counts as yes."""
         end = self.window_opened + self.plan.grace_window_s
         joined = {self.pushes[p].cluster for p in self.window}
         pushing = {p.cluster for p in self.pushes.values() if p.state in ("sending", "prepared")}
         for cluster in self.clusters:
             if cluster in joined:
                 continue
-            taken, training = self.chunk_taken.get(cluster), self.training_s.get(cluster)
-            if cluster in pushing or taken is None or training is None:
-                return True
-            if taken + training + self.push_s.get(cluster, 0.0) - self._arrival_margin(cluster) <= end:
+            if cluster in pushing or self.arrivals.may_arrive_by(cluster, end):
                 return True
         return False
 

@@ -225,8 +225,8 @@ def test_the_window_predicts_a_cluster_from_its_jitter_and_its_push_time(master,
     master.handle({"op": "hello", "cluster": 1})
     for seconds in (1.0, 1.01):
         trained(master, clock, 1, seconds)
-    assert master.training_jitter_s[1] == pytest.approx(0.01)
-    master.push_s[1] = push_s
+    assert master.arrivals.jitter_s[1] == pytest.approx(0.01)
+    master.arrivals.push_s[1] = push_s
     master.handle({"op": "chunk", "cluster": 0})  # at 0; it commits at 1.0
     # cluster 1 takes its chunk so that it is due (training 1.01 s, then its push) at 1.2 + late_s
     taken = 1.0 + 0.2 + late_s - 1.01 - push_s
@@ -246,7 +246,7 @@ def test_a_push_time_is_measured_from_request_to_commit(master, monkeypatch):
         step_done(master, 0, push, step)
     master.handle({"op": "push_prepare", "cluster": 0, "push": push["push"]})
     master.handle({"op": "push_commit", "cluster": 0, "push": push["push"]})
-    assert master.push_s[0] == pytest.approx(0.25)
+    assert master.arrivals.push_s[0] == pytest.approx(0.25)
 
 
 def long_poll(master, body):

@@ -109,8 +109,8 @@ def push_settled(status: dict) -> bool:
 # the questions a client may ask as a long poll (`wait_s` in the request): the master
 # answers at once if the answer is one of these, else when the state changes to one, or
 # after `wait_s` at the latest. A slave between rounds and a cluster waiting for its
-# round then hear of the next step when it happens, not at their next poll (a poll
-# every 20 ms cost a round 10 ms on average at each of its three slave phases).
+# round then hear of the next step when it happens, not at their next poll (slaves
+# polling every 20 ms between rounds made a round wait 10 ms on average to begin).
 _READY = {
     "slave_poll": lambda reply: "instruction" in reply or bool(reply.get("shutdown")),
     "push_status": push_settled,

@@ -39,7 +39,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from stagec.runtime.exec.status import PREFIX, read_status
+from stagec.runtime.exec.status import PREFIX, read_reports, read_status
 
 GRACE_SECONDS = 2.0
 
@@ -196,13 +196,15 @@ def launch(module_text: str, bindings: Mapping[str, int], job: Mapping, ranks: i
         for reader in state.readers:
             reader.join(timeout=5)
         with state.lock:
-            for fields in state.reports[seen:]:
-                if "step" in fields:
-                    report = _step_report(fields)
-                    steps.append(report)
-                    if on_step is not None:
-                        on_step(report)
-            finished = any(f.get("done") for f in state.reports)
+            relayed = state.reports[:]
+        lost = lost_reports(relayed, rundir)
+        for fields in relayed[seen:] + lost:
+            if "step" in fields:
+                report = _step_report(fields)
+                steps.append(report)
+                if on_step is not None:
+                    on_step(report)
+        finished = any(f.get("done") for f in relayed + lost)
         if process.returncode != 0 or not finished:
             failed = True
             raise RunFailed(_diagnose(state, process.returncode), os.path.join(rundir, "ranks.log"))
@@ -215,6 +217,13 @@ def launch(module_text: str, bindings: Mapping[str, int], job: Mapping, ranks: i
         state.log.close()
         if not failed and not keep:
             shutil.rmtree(rundir, ignore_errors=True)
+
+
+def lost_reports(relayed: list[dict], rundir: str) -> list[dict]:
+    """Rank 0's reports that mpiexec's relay lost when a rank's abort cut it short: the
+    relayed ones are a prefix of those in rank 0's file (`status.report`), so the lost
+    ones are the rest of the file."""
+    return read_reports(rundir)[len(relayed):]
 
 
 _RAISED = re.compile(r"^stagec: rank (\d+) of (\d+) failed during (.*?); stopping every rank$", re.M)

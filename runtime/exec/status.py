@@ -4,6 +4,12 @@ the rank dies without a word (killed outright). A rank that fails with an except
 records it there too before it aborts, so the failure is named even when mpiexec's
 relay of its stderr is cut short by the abort.
 
+The same abort can cut the relay of the other ranks' stdout: rank 0's report of a step
+it completed may never reach the launcher when another rank fails just after. Where
+the run directory is on rank 0's machine, rank 0 also appends each report to
+`<rundir>/reports.jsonl`, which the launcher reads once the job has ended
+(`read_reports`).
+
 The status file: 'pid\nstamp\nactivity', stamp the system's monotonic clock (one
 clock for every process of the machine: the launcher orders the deaths of ranks
 found dead together by it); a failed rank's activity is 'FAILED <error>\n<activity>'."""
@@ -69,6 +75,30 @@ def read_status(rundir: str, rank: int) -> RankStatus:
     return RankStatus(int(pid) if pid.isdigit() else None, when, activity, error)
 
 
-def report(**fields) -> None:
-    sys.stdout.write(PREFIX + json.dumps(fields) + "\n")
+REPORTS = "reports.jsonl"
+
+
+def report(rundir: str | None = None, **fields) -> None:
+    line = json.dumps(fields) + "\n"
+    if rundir is not None and os.path.isdir(rundir):  # not there when rank 0 runs on another host
+        with open(os.path.join(rundir, REPORTS), "a") as f:
+            f.write(line)
+    sys.stdout.write(PREFIX + line)
     sys.stdout.flush()
+
+
+def read_reports(rundir: str) -> list[dict]:
+    """The reports rank 0 appended to its file (none where it could not), in order; a
+    line cut short by a kill is left out."""
+    try:
+        with open(os.path.join(rundir, REPORTS)) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    reports = []
+    for line in lines:
+        try:
+            reports.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return reports

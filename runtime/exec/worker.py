@@ -75,7 +75,8 @@ def run(job: dict, world, status: Status) -> None:
         if profiler is not None:
             profiler.end_step(step + 1)
         if world.rank == 0:
-            report(step=step + 1, loss=loss, seconds=seconds, executed=dict(program.execution.executed))
+            report(job["rundir"], step=step + 1, loss=loss, seconds=seconds,
+                   executed=dict(program.execution.executed))
         if checkpoint and (step + 1 == first + job["steps"] or (job.get("checkpoint_every") and (step + 1) % job["checkpoint_every"] == 0)):
             activity(f"step {step + 1}: saving the checkpoint")
             save_checkpoint(program, world, checkpoint, step + 1, job["fingerprint"])
@@ -88,7 +89,7 @@ def run(job: dict, world, status: Status) -> None:
             profiler.write(job["profile"], world.rank)
     activity("done")
     if world.rank == 0:
-        report(done=True)
+        report(job["rundir"], done=True)
 
 
 def save_checkpoint(program, world, directory: str, step: int, fingerprint: str) -> None:

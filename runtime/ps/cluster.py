@@ -25,10 +25,9 @@ import numpy as np
 import torch
 
 from stagec.runtime.ps.auth import Authenticator
-from stagec.runtime.ps.control import ControlClient, long_poll_s
+from stagec.runtime.ps.control import ControlClient, long_poll_s, push_settled
 from stagec.runtime.ps.dataplane import DataClient, DataError
 from stagec.runtime.ps.deployment import Deployment, secret_from_env
-from stagec.runtime.ps.master import push_settled
 from stagec.runtime.ps.model import TinyLlama, chunk_batches
 from stagec.runtime.ps.wire import LayerSpec, group_by_layer
 

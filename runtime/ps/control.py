@@ -21,7 +21,7 @@ import grpc
 
 from stagec.runtime.ps.auth import AuthError, Authenticator
 
-__all__ = ["ControlClient", "long_poll_s", "serve"]
+__all__ = ["ControlClient", "long_poll_s", "push_settled", "serve"]
 
 SERVICE, METHOD = "dips.Master", "Call"
 log = logging.getLogger("stagec.ps.control")
@@ -31,6 +31,13 @@ def long_poll_s(plan) -> float:
     """How long the master may hold a long poll (a request with `wait_s`): half a
     heartbeat, since a slave's poll is its heartbeat, and well inside a call's timeout."""
     return min(plan.heartbeat_s / 2, 1.0)
+
+
+def push_settled(status: dict) -> bool:
+    """Whether a `push_status` answer is final for the cluster: its round is over, or it
+    never gets one (training finished before it began)."""
+    return status["state"] in ("done", "excluded", "skipped") or bool(status.get("finished")) and status[
+        "state"] != "in_round"
 
 
 def serve(address: str, auth: Authenticator, handle: Callable[[dict], dict], workers: int = 16) -> grpc.Server:

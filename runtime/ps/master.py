@@ -59,7 +59,7 @@ import numpy as np
 
 from stagec.runtime.ps.arrivals import Arrivals
 from stagec.runtime.ps.auth import Authenticator
-from stagec.runtime.ps.control import long_poll_s, serve
+from stagec.runtime.ps.control import long_poll_s, push_settled, serve
 from stagec.runtime.ps.deployment import Deployment, secret_from_env, write_json_atomic
 from stagec.runtime.ps.penalty import PenaltyState, decide
 
@@ -97,13 +97,6 @@ class Round:
 
 # the messages after which the window may close or the round take its next step
 _ADVANCING = frozenset({"push_commit", "slave_norms", "slave_prepared", "slave_committed"})
-
-
-def push_settled(status: dict) -> bool:
-    """Whether a `push_status` answer is final for the cluster: its round is over, or it
-    never gets one (training finished before it began)."""
-    return status["state"] in ("done", "excluded", "skipped") or bool(status.get("finished")) and status[
-        "state"] != "in_round"
 
 
 # the questions a client may ask as a long poll (`wait_s` in the request): the master
@@ -195,12 +188,13 @@ class Master:
                 reply = handler(body)
                 if op in _ADVANCING:
                     self._progress()
-                if ready is None or ready(reply):
+                answered = ready is None or ready(reply)
+                if answered:
                     # what may have changed wakes the long polls (a poll that is still
                     # waiting changed nothing another one waits for: no wake-up loop)
                     self.changed.notify_all()
                 left = deadline - time.monotonic()
-                if ready is None or left <= 0 or ready(reply):
+                if answered or left <= 0:
                     return reply
                 self.changed.wait(left)
 
@@ -465,9 +459,9 @@ class Master:
             starting = now - self.started < self.dep.round_timeout_s
             expected = set(range(len(self.plan.clusters))) - self.seen if starting else set()
             return set(self.clusters) | expected <= waiting
-        return now - self.window_opened >= self.plan.grace_window_s or not self._can_join(now)
+        return now - self.window_opened >= self.plan.grace_window_s or not self._can_join()
 
-    def _can_join(self, now: float) -> bool:
+    def _can_join(self) -> bool:
         """Whether a live cluster not in the window may still commit a push into it
         before it closes (`arrivals.Arrivals`); one that is pushing counts as yes."""
         end = self.window_opened + self.plan.grace_window_s

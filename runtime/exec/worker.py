@@ -22,8 +22,9 @@ import json
 import os
 import signal
 import sys
+import time
 
-from stagec.runtime.exec.status import Status, report
+from stagec.runtime.exec.status import Status, read_reports, report
 
 
 def run(job: dict, world, status: Status) -> None:
@@ -119,7 +120,7 @@ def main(argv: list[str] | None = None) -> None:
     status = Status(job["rundir"], world.rank)
     status.write("starting")
     if job.get("fault"):
-        _plant_fault(job["fault"], world, status)
+        _plant_fault(job["fault"], world, job["rundir"])
     with csrc.abort_on_failure(world):
         try:
             run(job, world, status)
@@ -129,10 +130,13 @@ def main(argv: list[str] | None = None) -> None:
             raise
 
 
-def _plant_fault(fault: dict, world, status: Status) -> None:
+def _plant_fault(fault: dict, world, rundir: str) -> None:
     """Tests' failures (STAGEC_FAULT, tools/stagec_run.py): on one rank, at its `op`-th op
     of step `step` (mid-step, while the other ranks go on into their collectives), die
-    of SIGKILL (`kill`) or raise (`raise`)."""
+    of SIGKILL (`kill`) or raise (`raise`). The failure waits (up to 30 s) until rank 0
+    has reported step `step - 1`: this rank can be ahead of rank 0, which still finishes
+    that step after their last collective of it, and the test must know which steps
+    completed."""
     if fault["rank"] != world.rank:
         return
     from stagec.runtime.exec.execution import RankExecution
@@ -145,6 +149,10 @@ def _plant_fault(fault: dict, world, status: Status) -> None:
             count[0] += 1
             if count[0] == fault.get("op", 50):
                 original(self, op)  # the op's activity is recorded; then the failure
+                deadline = time.monotonic() + 30.0
+                while fault["step"] > 1 and time.monotonic() < deadline and not any(
+                        r.get("step", 0) >= fault["step"] - 1 for r in read_reports(rundir)):
+                    time.sleep(0.01)
                 if fault["kind"] == "kill":
                     os.kill(os.getpid(), signal.SIGKILL)
                 raise RuntimeError(f"planted failure after {op.name} of step {self.step}")

@@ -73,6 +73,24 @@ def _axis_names(axes: Iterable[str | StringAttr]) -> ArrayAttr[StringAttr]:
     return _axis_names_of(names)
 
 
+def _derived(compute):
+    """A read-only property computed once per attribute: attributes are immutable and
+    shared, and verifiers and analyses ask the same type for its splits millions of
+    times. The value lives in the instance's __dict__, outside the parameters that
+    equality, hashing and printing use."""
+    key = "_derived_" + compute.__name__
+
+    def get(self):
+        values = self.__dict__
+        try:
+            return values[key]
+        except KeyError:
+            value = values[key] = compute(self)
+            return value
+
+    return property(get, doc=compute.__doc__)
+
+
 @functools.lru_cache(maxsize=1024)
 def _axis_names_of(names: tuple[str, ...]) -> ArrayAttr[StringAttr]:
     # one shared attribute per tuple of axes (attributes are immutable): the sharding
@@ -109,7 +127,7 @@ class DimAttr(ParametrizedAttribute):
     def expr(self) -> Expr:
         return self.size.data
 
-    @property
+    @_derived
     def axis_names(self) -> tuple[str, ...]:
         return tuple(a.data for a in self.axes.data)
 
@@ -188,21 +206,21 @@ class DistributedTensorType(ParametrizedAttribute, TypeAttribute):
     def rank(self) -> int:
         return len(self.dims.data)
 
-    @property
+    @_derived
     def shape(self) -> tuple[Expr, ...]:
         """Global symbolic sizes."""
         return tuple(d.expr for d in self.dims.data)
 
-    @property
+    @_derived
     def splits(self) -> tuple[tuple[str, ...], ...]:
         """Per dim, the axes splitting it, major to minor."""
         return tuple(d.axis_names for d in self.dims.data)
 
-    @property
+    @_derived
     def partial_axes(self) -> frozenset[str]:
         return frozenset(a.data for a in self.partial.data)
 
-    @property
+    @_derived
     def mesh_axes(self) -> frozenset[str]:
         """Every mesh axis the type mentions (splits and partial sums)."""
         return frozenset(a for s in self.splits for a in s) | self.partial_axes

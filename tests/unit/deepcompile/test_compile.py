@@ -104,6 +104,35 @@ def test_a_pass_missing_from_the_build_is_a_clear_error(tmp_path, monkeypatch, c
     assert not (tmp_path / "x.mlir").exists()
 
 
+class _BreaksTheIR:
+    """A stand-in for stg-prefetch that leaves a function without its terminator."""
+
+    name = "stg-prefetch"
+
+    def __init__(self, **options):
+        pass
+
+    def apply(self, ctx, module):
+        from xdsl.dialects.func import FuncOp
+
+        body = next(op for op in module.walk() if isinstance(op, FuncOp)).body.block
+        body.last_op.detach()
+
+
+@pytest.mark.parametrize("verify_each", [True, False])
+def test_a_pass_that_breaks_the_ir_is_named(monkeypatch, verify_each):
+    # with --verify-each the IR is verified after every pass; without, the profile of the
+    # broken program fails, and only then is it verified: the same message either way
+    import stagec.passes as passes
+    from xdsl.utils.exceptions import VerifyException
+
+    registry = passes.all_passes()
+    monkeypatch.setattr(passes, "all_passes", lambda: {**registry, "stg-prefetch": lambda: _BreaksTheIR})
+    module, bindings = fully_sharded_step("llama3.2-1b", 4, seq=256, micro_batch=1, unroll=False)
+    with pytest.raises(VerifyException, match="^the IR after stg-prefetch does not verify: "):
+        compile_step(module, bindings, CompileSettings(rounds=1, verify_each=verify_each))
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--baseline", "zero3", "--prefetch"], "--baseline zero3 is a framework's schedule: drop --prefetch"),
     (["--memory-limit", "-1"], "--memory-limit -1.0: a size in GB > 0"),

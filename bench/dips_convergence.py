@@ -1,11 +1,14 @@
 """Di-PS against synchronous and asynchronous DiLoCo on the paper's emulated testbed
 (di-ps.md §5.1: four clusters with extra delays of 0, 16, 33 and 50% of an iteration).
 
-    python bench/dips_convergence.py --png curves.png [--json PATH] [--pushes 48] [--inner-steps 16]
-                                     [--step-time 0.05] [--model tiny|0.6m] [--modes dips,sync,async]
+    python bench/dips_convergence.py --png curves.png [--json PATH] [--quick] [--pushes N]
+                                     [--inner-steps 16] [--step-time S] [--model tiny|0.6m]
+                                     [--modes dips,sync,async]
 
-    # the issue's scale reference: a 0.6M-parameter Llama, H = 16, 1M tokens
-    python bench/dips_convergence.py --model 0.6m --pushes 256 --step-time 0.1 --png curves.png
+By default the issue's scale: a 0.6M-parameter Llama, H = 16, 1M tokens (256 pushes),
+100 ms iterations - about 3 minutes a mode here. `--quick` is the tests' 23K-parameter
+model, 48 pushes of 50 ms iterations (about 15 s a mode), where the budget's granularity
+caps the speed-up near 1.20x (docs/dips-runtime.md "Measured").
 
 Every mode runs the same deployment as real processes on loopback (runtime/ps/launcher):
 a tiny Llama (runtime/ps/model.py), the same token budget (`--pushes` x H x batch x seq
@@ -117,16 +120,26 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--png", required=True, help="write the loss curves here")
     parser.add_argument("--json", metavar="PATH", help="write the table and curves here")
-    parser.add_argument("--pushes", type=int, default=48, help="token budget in pushes of H steps")
+    parser.add_argument("--quick", action="store_true",
+                        help="the small run: --model tiny --pushes 48 --step-time 0.05 (default: the issue's scale, "
+                             "--model 0.6m --pushes 256 --step-time 0.1)")
+    parser.add_argument("--pushes", type=int, help="token budget in pushes of H steps (default: 256, quick 48)")
     parser.add_argument("--inner-steps", type=int, default=16, help="H")
-    parser.add_argument("--step-time", type=float, default=0.05, help="seconds an iteration is padded to")
-    parser.add_argument("--model", choices=sorted(MODELS), default="tiny",
-                        help="the clusters' Llama: tiny (23K parameters) or 0.6m (610K, the issue's scale run)")
+    parser.add_argument("--step-time", type=float,
+                        help="seconds an iteration is padded to (default: 0.1, quick 0.05)")
+    parser.add_argument("--model", choices=sorted(MODELS),
+                        help="the clusters' Llama: tiny (23K parameters) or 0.6m (610K, the issue's scale run) "
+                             "(default: 0.6m, quick tiny)")
     parser.add_argument("--inner-lr", type=float, default=3e-3)
     parser.add_argument("--grace", type=float, default=0.05, help="Di-PS grace window, seconds")
     parser.add_argument("--modes", default="dips,sync,async")
     parser.add_argument("--timeout", type=float, default=900.0)
     args = parser.parse_args(argv)
+    defaults = {"model": "tiny", "pushes": 48, "step_time": 0.05} if args.quick else \
+        {"model": "0.6m", "pushes": 256, "step_time": 0.1}
+    for name, value in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
     spec = MODELS[args.model]
     results = [run_mode(mode, args, spec) for mode in args.modes.split(",")]
     sync = next((r for r in results if r["mode"] == "sync"), None)

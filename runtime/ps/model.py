@@ -208,6 +208,9 @@ class Decoder(nn.Module):
         return self.norm(x)
 
 
+TIED_INIT_STD = 0.02  # transformers' LlamaConfig.initializer_range
+
+
 class TinyLlama(nn.Module):
     """LlamaForCausalLM's structure and names; forward(ids) is the mean next-token loss."""
 
@@ -219,8 +222,12 @@ class TinyLlama(nn.Module):
         self.lm_head = nn.Linear(spec.hidden, spec.vocab, bias=False)
         if spec.tie_embeddings:
             # one parameter under two names; named_parameters() gives it once, as the
-            # embedding's (the plan then has no lm_head layer, config.model_layers)
+            # embedding's (the plan then has no lm_head layer, config.model_layers).
+            # As the head, torch's N(0, 1) embedding init makes logits of size
+            # sqrt(hidden) and an untrained loss in the tens (62 at vocab 512, hidden
+            # 64); HF's LlamaPreTrainedModel draws it from N(0, initializer_range 0.02)
             self.lm_head.weight = self.model.embed_tokens.weight
+            nn.init.normal_(self.lm_head.weight, std=TIED_INIT_STD)
 
     def forward(self, ids):
         logits = self.lm_head(self.model(ids[:, :-1]))

@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+import torch
 import yaml
 
 from stagec.runtime.ps.config import load_config, plan_from_config
@@ -52,6 +53,19 @@ def test_the_plans_bytes_are_the_tensors_a_cluster_pushes(tmp_path, tied):
     spec = run_model_spec(config.model, str(path))
     groups = group_by_layer({n: p.detach().numpy() for n, p in TinyLlama(spec).named_parameters()}, plan.layers)
     assert [sum(LayerSpec.of(g).nbytes) for g in groups] == [l.nbytes for l in plan.layers]
+
+
+@pytest.mark.parametrize("tied", [False, True])
+def test_an_untrained_model_predicts_about_uniformly(tied):
+    # a head of small weights gives near-zero logits, so the first loss is about
+    # ln(vocab) = ln 512 = 6.24; a tied head at torch's N(0, 1) embedding init gave 62
+    from stagec.runtime.ps.model import ModelSpec, chunk_batches
+
+    spec = ModelSpec(vocab=512, hidden=64, intermediate=128, layers=2, heads=4, kv_heads=2, tie_embeddings=tied)
+    model = TinyLlama(spec)
+    with torch.no_grad():
+        loss = model(chunk_batches(spec, 0, 1)[0]).item()
+    assert loss == pytest.approx(np.log(512), rel=0.05)
 
 
 def test_a_run_of_a_config_moves_the_planned_layers_to_the_planned_slaves(tmp_path):

@@ -142,7 +142,11 @@ def summary(plan) -> str:
         mine = [layer.prefix for layer, owner in zip(plan.layers, plan.slave_of_layer) if owner == s]
         shown = ", ".join(mine[:3]) + (f", ... ({len(mine)})" if len(mine) > 3 else "")
         plural = "" if len(mine) == 1 else "s"
-        lines.append(f"  slave {s}: {len(mine)} layer{plural}, {human_bytes(loads[s])}: {shown}")
+        lines.append(f"  slave {s}: {len(mine)} layer{plural}, {human_bytes(loads[s])}" + (f": {shown}" if mine else ""))
+    idle = [s for s in range(plan.num_slaves) if s not in plan.slave_of_layer]
+    if idle:
+        lines.append(f"  ({len(idle)} of {plan.num_slaves} slaves hold no layer: a slave serves whole layers and "
+                     f"the model has {len(plan.layers)}; `slaves: {plan.num_slaves - len(idle)}` does the same)")
     bound = push_steps_bound(len(plan.clusters), plan.slave_of_layer)
     most = max(plan.slave_of_layer.count(s) for s in range(plan.num_slaves))
     lines.append(f"push schedule: {len(plan.push_schedule)} steps "

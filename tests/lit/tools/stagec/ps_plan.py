@@ -32,6 +32,11 @@
 # RUN: sed 's/- \[10Gbps, 1Gbps\]/- [10Gbps]/' %S/Inputs/ps_small.yaml > %t/square.yaml
 # RUN: not stagec ps plan %t/square.yaml 2>&1 | filecheck %s --check-prefix=SQUARE
 # RUN: stagec ps plan --help | filecheck %s --check-prefix=HELP
+#
+# More slaves than layers: LPT gives the 5 layers one slave each, by bytes (layers.0,
+# layers.1, embed, head, norm -> slaves 0-4), and the sixth holds none, which is said.
+# RUN: sed 's/slaves: 2/slaves: 6/' %S/Inputs/ps_small.yaml > %t/six.yaml
+# RUN: stagec ps plan %t/six.yaml 2>&1 > /dev/null | filecheck %s --check-prefix=SIX
 
 # The program names its model as the CONFIG does, overrides included (keys sorted), so
 # that `stagec ps run plan.mlir` rebuilds that model from the program alone.
@@ -82,6 +87,10 @@
 # SUMMARY-NEXT:   slave 0: 3 layers, 208.75 KiB: model.embed_tokens, model.layers.0, model.norm
 # SUMMARY-NEXT:   slave 1: 2 layers, 208.50 KiB: model.layers.1, lm_head
 # SUMMARY-NEXT: push schedule: 6 steps (fewest possible: max(L = 5, k x max layers per slave = 2 x 3) = 6)
+
+# SIX:      5 layers, 417.25 KiB on 6 slaves (LPT by bytes):
+# SIX:        slave 5: 0 layers, 0 B
+# SIX-NEXT:   (1 of 6 slaves hold no layer: a slave serves whole layers and the model has 5; `slaves: 5` does the same)
 
 # TRACE: traces: 5 ranks (2 clusters, 2 slaves, master), {{[0-9]+}} nodes in {{.*}}traces; time them with `stagec simulate
 # CHECKED: dips.*.et in {{.*}}traces: 5 ranks, no defects

@@ -63,13 +63,18 @@ class Faults:
     is asked to prepare one of `fail_prepare_versions`; cluster `poison_cluster` sends a
     pseudo-gradient `poison_factor` times too large on its push number `poison_push`
     (counted from 0) — the cluster process scales the tensors it pushes (and records)
-    and logs `injected fault: push N (PUSH_ID) of cluster C is Fx too large`."""
+    and logs `injected fault: push N (PUSH_ID) of cluster C is Fx too large`; slave
+    `kill_slave_mid_push` kills itself (SIGKILL) once, when a push has reached it after it
+    committed version 1, before checking or acknowledging it - a test's own signal,
+    sent on seeing a push in flight, could come after the run had ended on a loaded
+    machine, or after the master had restarted the slave for missed heartbeats."""
 
     fail_prepare_versions: tuple[int, ...] = ()
     fail_prepare_slave: int = 0
     poison_cluster: int = -1
     poison_push: int = -1
     poison_factor: float = 1000.0
+    kill_slave_mid_push: int = -1  # this slave SIGKILLs itself once, mid-push (below)
 
 
 @dataclass(frozen=True)

@@ -207,6 +207,7 @@ class Slave:
                 ident, header, payload, peer = work.get(timeout=0.1)
             except queue.Empty:
                 continue
+            self._planted_kill()
             # the MAC is checked in the same pass that copies the payload into a pool
             # buffer; the buffer becomes the push's only once the MAC matched
             buffers = pool.take()
@@ -230,6 +231,18 @@ class Slave:
                                                               "slave": self.index, "pid": os.getpid(),
                                                               "request": header["nonce"]}, [])])
         replies.close()
+
+    def _planted_kill(self) -> None:
+        """Faults.kill_slave_mid_push (tests only): die here, once, with a push received
+        and unacknowledged, after version 1 (so a snapshot to restart from exists)."""
+        marker = self.dep.path(f"slave{self.index}", "killed.fault")
+        if self.dep.faults.kill_slave_mid_push != self.index or self.version < 1 or marker.exists():
+            return
+        marker.touch()  # once: the restarted slave goes on
+        log.warning("injected fault: slave %d killed mid-push at version %d", self.index, self.version)
+        for handler in logging.getLogger().handlers:
+            handler.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
 
     # -- the control flow ------------------------------------------------------------------
 

@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from stagec.tools.errors import UsageError, positive_int, standalone_main
+from stagec.tools.errors import UsageError, finite_number, positive_int, standalone_main
 from stagec.tools.progress import status
 
 # deepcompile.md §5.3: "reserving approximately 7GB for the CUDA driver, NCCL buffers,
@@ -444,7 +444,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         passes.add_argument(f"--{opt.flag}", action=argparse.BooleanOptionalAction, default=None,
                             help=f"run {opt.pass_name} (default: on where this build has it)")
     passes.add_argument("--baseline", choices=BASELINES, help="a framework's schedule instead of DeepCompile's passes")
-    passes.add_argument("--prefetch-limit", type=float, default=DEFAULT_PREFETCH_LIMIT / 1e9, metavar="GB",
+    passes.add_argument("--prefetch-limit", type=finite_number, default=DEFAULT_PREFETCH_LIMIT / 1e9, metavar="GB",
                         help="M_prefetch: the bytes one prefetch group may gather, in GB; 0: none (default: %(default)s)")
     passes.add_argument("--reduce-bucket", type=int, default=DEEPSPEED_REDUCE_BUCKET_SIZE, metavar="ELEMENTS",
                         help="gradients reduced a bucket of this many elements at a time, as DeepCompile's and "
@@ -452,7 +452,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "reduce-scatter per gradient. FSDP2 groups by layer instead (default: %(default)s)")
     passes.add_argument("--unroll", action=argparse.BooleanOptionalAction, default=True,
                         help="unroll the layer loops (stg-unroll-layers) so gathers move across layers (default: on)")
-    passes.add_argument("--memory-limit", type=float, metavar="GB",
+    passes.add_argument("--memory-limit", type=finite_number, metavar="GB",
                         help="M in GB (1e9 bytes) (default: capacity - 7 GB reserved, less 10%%)")
     passes.add_argument("--rounds", type=positive_int, default=2, help="outer-loop rounds (default: %(default)s)")
     passes.add_argument("--profile", metavar="FILE", help="a measured version 2 profile of the step: round 1's first profile")

@@ -17,7 +17,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from stagec.tools.errors import UsageError, positive_int, standalone_main
+from stagec.tools.errors import UsageError, finite_number, positive_int, standalone_main
 
 
 HELP = """\
@@ -59,10 +59,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     trace.add_argument("--prefix", default="dips", help="the trace files' prefix (default: %(default)s)")
     trace.add_argument("--control-bytes", type=positive_int, default=256, metavar="N",
                        help="bytes of one control message (default: %(default)s)")
-    trace.add_argument("--update-rate", type=float, default=None, metavar="BYTES_PER_S",
+    trace.add_argument("--update-rate", type=finite_number, default=None, metavar="BYTES_PER_S",
                        help="how fast a slave applies the penalty and outer step (default: the Di-PS paper's Table 2, "
                             "400 GB on 16 slaves in 110 s: 227 MB/s)")
-    trace.add_argument("--latency-us", type=float, default=0.0, metavar="US",
+    trace.add_argument("--latency-us", type=finite_number, default=0.0, metavar="US",
                        help="latency of every cluster-PS link (default: %(default)s)")
     from stagec.tools import stagec_ps_run
 

@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from stagec.tools.errors import Terminated, UsageError, interrupt_exit, interrupt_handling, positive_int
+from stagec.tools.errors import Terminated, UsageError, interrupt_exit, interrupt_handling, positive_int, positive_number
 
 HELP = """\
 Run a Di-PS deployment (docs/dips-runtime.md): a master PS (control flow on gRPC), the
@@ -56,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tokens", type=positive_int, help="token budget over all clusters")
     parser.add_argument("--workdir", help="where snapshots, logs and the master's state go (default: a new "
                                           "temporary directory)")
-    parser.add_argument("--timeout", type=float, default=3600.0, help="give up after this many seconds")
+    parser.add_argument("--timeout", type=positive_number, default=3600.0, help="give up after this many seconds")
     parser.add_argument("--json", metavar="PATH", help="write the run's summary as JSON")
     parser.add_argument("--quiet", action="store_true", help="no live progress table")
 

@@ -27,7 +27,7 @@ import sys
 import tempfile
 
 from stagec.runtime.exec.device import DEVICES
-from stagec.tools.errors import UsageError, positive_int
+from stagec.tools.errors import UsageError, finite_number, non_negative_number, positive_int
 from stagec.tools.stagec_stats import DTYPES, STRATEGY_AXES, add_frontend_arguments, micro_batches_of, strategy_options
 
 HELP = """\
@@ -111,7 +111,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for opt in _optimizations():
         deepcompile.add_argument(f"--{opt.flag}", action="store_true",
                                  help=f"run {opt.pass_name} in `stagec compile`'s profile loop")
-    deepcompile.add_argument("--memory-limit", type=float, metavar="GB",
+    deepcompile.add_argument("--memory-limit", type=finite_number, metavar="GB",
                              help="M of the passes in GB (1e9 bytes) (default: an H100's, less 7 GB and 10%%)")
     deepcompile.add_argument("--profiler", choices=_profilers(),
                              help="what profiles each program of the loop, as `stagec compile` (default: simulator)")
@@ -119,11 +119,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     training.add_argument("--steps", type=positive_int, default=10, metavar="N", help="training steps (default: %(default)s)")
     training.add_argument("--dtype", default="f32", choices=DTYPES, help="parameter and activation type (default: %(default)s)")
     training.add_argument("--optimizer", default="adamw", choices=("adamw", "adam", "sgd"), help="(default: %(default)s)")
-    training.add_argument("--lr", type=float, default=1e-3, help="learning rate (default: %(default)s)")
+    training.add_argument("--lr", type=finite_number, default=1e-3, help="learning rate (default: %(default)s)")
     training.add_argument("--recompute", action="store_true", help="recompute each layer's activations in the backward pass")
-    training.add_argument("--bucket-mb", type=float, default=25.0, metavar="MB", help="gradient bucket size (default: %(default)s)")
+    training.add_argument("--bucket-mb", type=non_negative_number, default=25.0, metavar="MB", help="gradient bucket size (default: %(default)s)")
     training.add_argument("--seed", type=int, default=0, help="weights and synthetic data seed (default: %(default)s)")
-    training.add_argument("--init-std", type=float, metavar="STD",
+    training.add_argument("--init-std", type=finite_number, metavar="STD",
                           help="the template's initial weights' standard deviation (default: 0.02)")
     training.add_argument("--data", metavar="TOKENS.npy", help="a 1-D integer .npy array of token ids (default: seeded random tokens)")
     training.add_argument("--weights", metavar="FILE.safetensors",

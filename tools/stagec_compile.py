@@ -368,10 +368,13 @@ def load_compiled(path: str):
     from stagec.passes.analysis.accounting import module_bindings
 
     try:
-        with open(path) as stream:
+        with open(path, encoding="utf-8") as stream:
             text = stream.read()
     except OSError as error:
         raise UsageError(f"{path}: cannot read it: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise UsageError(f"{path}: not a stg module: the file is not UTF-8 text (byte {error.start} is "
+                         f"0x{error.object[error.start]:02x}); give the .mlir that `stagec compile -o` writes") from None
     try:
         module = Parser(make_context(), text, path).parse_module()
         module.verify()

@@ -203,6 +203,12 @@ def run(args: argparse.Namespace) -> None:
     from stagec.passes.analysis.accounting import AccountingError, account
 
     _check_plot_path(args.timeline_png)
+    if args.profile:
+        # stats reports no times, which is all a profile changes; a file that is not
+        # one is still an error rather than silently taken
+        from stagec.tools.stagec_trace import _cost_model
+
+        _cost_model(args)
     micro_batches = micro_batches_for(args)
     strategy = strategy_options(args)
     module = step_module(args, micro_batches)

@@ -65,3 +65,64 @@ def test_the_option_at_fault_is_named(tmp_path, capsys, option):
     assert status == 2 and len(lines) == 1
     assert lines[0].startswith(f"stagec: error: {option}: {bad}: not valid JSON: ")
     assert not (tmp_path / "out").exists()
+
+
+# -- stagec ps plan --trace -------------------------------------------------------------
+
+PS = "examples/ps/tiny4.yaml"
+
+
+def another_job(directory) -> dict[str, str]:
+    """A `stagec trace` job's files (their names are what marks them)."""
+    directory.mkdir()
+    files = {"trace.0.et": "rank 0", "trace.1.et": "rank 1", "trace.ranks.json": "{}",
+             "comm_group.json": '{"1": [0, 1]}', "notes.txt": "mine"}
+    for name, text in files.items():
+        (directory / name).write_text(text)
+    return files
+
+
+def test_plan_refuses_another_jobs_directory(tmp_path, capsys):
+    """Its comm_group.json ({} for the plan) would replace the other job's, which then
+    fails check-trace; and -o is not written when the traces are refused."""
+    files = another_job(tmp_path / "mix")
+    status, lines = run(capsys, "ps", "plan", PS, "-o", str(tmp_path / "plan.mlir"), "--trace", str(tmp_path / "mix"))
+    assert status == 2
+    assert lines[-1] == (f"stagec: error: --trace '{tmp_path / 'mix'}' holds the traces of another job (comm_group.json, "
+                         "trace.0.et, trace.1.et, trace.ranks.json): give --force to replace them (other files stay), "
+                         "or another directory")
+    assert {p.name: p.read_text() for p in (tmp_path / "mix").iterdir()} == files
+    assert sorted(os.listdir(tmp_path)) == ["mix"]
+
+
+def test_plan_force_replaces_another_job(tmp_path, capsys):
+    another_job(tmp_path / "mix")
+    assert run(capsys, "ps", "plan", PS, "--trace", str(tmp_path / "mix"), "--force")[0] == 0
+    # tiny4: 4 clusters, 4 slaves and the master are 9 ranks; the user's notes stay
+    assert sorted(os.listdir(tmp_path / "mix")) == sorted(
+        ["comm_group.json", "dips.links.json", "dips.ranks.json", "notes.txt", *(f"dips.{r}.et" for r in range(9))])
+    # the plan's own traces are replaced without --force (the edit-and-replan loop)
+    assert run(capsys, "ps", "plan", PS, "--trace", str(tmp_path / "mix"))[0] == 0
+
+
+def test_plan_output_not_left_when_the_traces_fail(tmp_path, capsys):
+    (tmp_path / "file").write_text("")
+    status, lines = run(capsys, "ps", "plan", PS, "-o", str(tmp_path / "plan.mlir"), "--trace",
+                        str(tmp_path / "file" / "traces"))
+    assert status == 2
+    assert lines[-1] == f"stagec: error: --trace '{tmp_path / 'file' / 'traces'}': cannot write it: Not a directory"
+    assert sorted(os.listdir(tmp_path)) == ["file"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--prefix", "a/b", "--trace", "TRACES"], "--prefix 'a/b': a plain file name prefix, e.g. dips"),
+    (["--trace", "FILE"], "--trace 'FILE' is not a directory"),
+    (["--latency-us", "3"], "--latency-us shapes the traces: give --trace DIR"),
+    (["--update-rate", "1e6", "--force"], "--update-rate, --force shape the traces: give --trace DIR"),
+], ids=["prefix", "trace-file", "latency-alone", "update-rate-force-alone"])
+def test_plan_trace_options(tmp_path, capsys, argv, message):
+    (tmp_path / "file").write_text("")
+    paths = {"TRACES": str(tmp_path / "traces"), "FILE": str(tmp_path / "file")}
+    argv = [paths.get(a, a) for a in argv]
+    assert run(capsys, "ps", "plan", PS, *argv) == (2, [f"stagec: error: {message.replace('FILE', paths['FILE'])}"])
+    assert sorted(os.listdir(tmp_path)) == ["file"]

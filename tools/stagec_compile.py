@@ -480,6 +480,10 @@ def _micro_batches(args) -> int:
     if batch % step:
         raise UsageError(f"--batch {batch} is not a multiple of --micro-batch {args.micro_batch} x --fsdp {args.fsdp} "
                          f"= {step}: the global batch is a whole number of micro-batches on every rank")
+    from stagec.tools.stagec_stats import check_micro_batches
+
+    check_micro_batches(batch // step, f"--batch {batch} (--micro-batch {args.micro_batch} x --fsdp {args.fsdp} "
+                                       "a micro-batch)")
     return batch // step
 
 

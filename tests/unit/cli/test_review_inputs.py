@@ -126,3 +126,26 @@ def test_plan_trace_options(tmp_path, capsys, argv, message):
     argv = [paths.get(a, a) for a in argv]
     assert run(capsys, "ps", "plan", PS, *argv) == (2, [f"stagec: error: {message.replace('FILE', paths['FILE'])}"])
     assert sorted(os.listdir(tmp_path)) == ["file"]
+
+
+# -- runaway micro-batches ---------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, given", [
+    (["stats", "--model", TINY, "--batch", "1000000000000"],
+     "--batch 1000000000000 (--micro-batch 1 x 1 data-parallel replica(s) a micro-batch) is 1,000,000,000,000"),
+    (["trace", "--model", TINY, "--dp", "2", "--batch", "20002", "--out", "OUT"],
+     "--batch 20002 (--micro-batch 1 x 2 data-parallel replica(s) a micro-batch) is 10,001"),
+    (["simulate", "--model", TINY, "--micro-batches", "10001"], "--micro-batches 10001 is 10,001"),
+    (["compile", "--model", TINY, "--fsdp", "2", "--batch", "1000000", "-o", "OUT"],
+     "--batch 1000000 (--micro-batch 1 x --fsdp 2 a micro-batch) is 500,000"),
+], ids=["stats", "trace", "simulate", "compile"])
+def test_micro_batches_beyond_what_can_be_built(tmp_path, capsys, argv, given):
+    """1,000,000 micro-batches of the tiny model ran `stagec stats` out of memory (a
+    numpy ArrayMemoryError traceback; trace and simulate took 8 GB and more before
+    anything was refused). 10,000 is the most: 10,000 x 1 sequence x 1 replica."""
+    argv = [str(tmp_path / "out") if a == "OUT" else a for a in argv]
+    assert run(capsys, *argv) == (2, [
+        f"stagec: error: {given} micro-batches per replica: stagec unrolls every micro-batch of the iteration, and "
+        "more than 10,000 take minutes and gigabytes to build (100,000 of the smallest model: 70 s and 4.7 GB); "
+        "give fewer: a larger --micro-batch, or a smaller --batch or --micro-batches"])
+    assert os.listdir(tmp_path) == []

@@ -99,12 +99,29 @@ def check_micro_batches(micro_batches: int, given: str) -> None:
             "smallest model: 70 s and 4.7 GB); give fewer: a larger --micro-batch, or a smaller --batch or --micro-batches")
 
 
+def _check_sequence_split(args: argparse.Namespace) -> None:
+    """--cp, and --tp with --sp, cut each sequence into equal parts: --seq must divide.
+    Checked here, in the options' words; the program would name its own symbols (a
+    local dim [B, S/tp_kv/tp_q, H] where tp is a multiple of the key/value heads)."""
+    factors = [(f"--cp {args.cp}", args.cp)] if args.cp > 1 else []
+    if args.sp:
+        factors.append((f"--tp {args.tp} (--sp)", args.tp))
+    parts = 1
+    for _, n in factors:
+        parts *= n
+    if parts > 1 and args.seq % parts:
+        named = " x ".join(f for f, _ in factors) + (f" = {parts}" if len(factors) > 1 else "")
+        raise UsageError(f"--seq {args.seq} is not a multiple of {named}: each sequence is cut into {parts} equal "
+                         f"parts, one per rank; give a --seq that {parts} divides (e.g. {args.seq + parts - args.seq % parts})")
+
+
 def micro_batches_of(args: argparse.Namespace) -> int:
     """The number of micro-batches per replica that --batch (or --micro-batches, where
     the command has it), --micro-batch and the data-parallel axes give; a usage error
     for what cannot run."""
     if args.sp and args.tp == 1:
         raise UsageError("--sp splits the sequence over tp: give --tp N with N > 1")
+    _check_sequence_split(args)
     replicas = 1
     for axis in DATA_AXES:
         replicas *= getattr(args, axis)

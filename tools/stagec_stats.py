@@ -144,6 +144,14 @@ def micro_batches_of(args: argparse.Namespace) -> int:
     check_micro_batches(micro_batches, f"--micro-batches {given}" if given is not None else
                         f"--batch {batch} (--micro-batch {args.micro_batch} x {replicas} data-parallel replica(s) "
                         "a micro-batch)")
+    iterations = getattr(args, "iterations", 1)
+    if iterations > 1 and micro_batches * iterations > MAX_MICRO_BATCHES:
+        # the iterations are unrolled too (traces and simulation chain them)
+        raise UsageError(
+            f"--iterations {iterations} x {micro_batches:,} micro-batch(es) per replica are "
+            f"{iterations * micro_batches:,} micro-batch steps: stagec unrolls every one, and more than "
+            f"{MAX_MICRO_BATCHES:,} take minutes and gigabytes to build; give fewer --iterations (one iteration "
+            "is the steady state)")
     if args.pp > 1 and micro_batches < 2:
         raise UsageError(f"--pp {args.pp} needs at least 2 micro-batches per replica; --batch {batch} gives {micro_batches}")
     virtual = getattr(args, "virtual_stages", 1)

@@ -149,3 +149,14 @@ def test_micro_batches_beyond_what_can_be_built(tmp_path, capsys, argv, given):
         "more than 10,000 take minutes and gigabytes to build (100,000 of the smallest model: 70 s and 4.7 GB); "
         "give fewer: a larger --micro-batch, or a smaller --batch or --micro-batches"])
     assert os.listdir(tmp_path) == []
+
+
+def test_iterations_beyond_what_can_be_built(tmp_path, capsys):
+    """`--iterations 1000000` of the tiny model: simulate grew past 3 GB and, under
+    `timeout`, never ended; 101 iterations x 100 micro-batches = 10,100 > 10,000."""
+    assert run(capsys, "trace", "--model", TINY, "--batch", "100", "--iterations", "101", "--out",
+               str(tmp_path / "out")) == (2, [
+        "stagec: error: --iterations 101 x 100 micro-batch(es) per replica are 10,100 micro-batch steps: stagec "
+        "unrolls every one, and more than 10,000 take minutes and gigabytes to build; give fewer --iterations (one "
+        "iteration is the steady state)"])
+    assert os.listdir(tmp_path) == []

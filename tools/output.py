@@ -9,6 +9,8 @@ keeps pointing where it did: the file it names is the one replaced.
 A write that the machine refuses (a full disk or quota, a file-size limit, an I/O
 error) is a UsageError naming the file and the error, and leaves nothing behind;
 `write_failure` says the same of stdout for the tools' main functions.
+`require_regular_file` refuses a device or FIFO for the outputs that other writers
+replace (timelines, plots).
 """
 
 from __future__ import annotations
@@ -82,6 +84,14 @@ def write_failure(error: BaseException) -> str | None:
     if isinstance(error, OSError) and error.errno in WRITE_ERRNOS and error.filename is None:
         return f"cannot write standard output: {error.strerror}"
     return None
+
+
+def require_regular_file(option: str, path: str | None) -> None:
+    """For an output that a writer elsewhere (a timeline, a plot) replaces through a
+    temporary file and a rename: a device or FIFO would be replaced, so it is refused."""
+    if path is not None and _written_in_place(path):
+        raise UsageError(f"{option} '{path}': not a regular file (a device, a FIFO or a path in /dev or /proc), "
+                         "which this output would replace; give a file path")
 
 
 def _written_in_place(path: str) -> bool:

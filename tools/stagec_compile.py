@@ -340,23 +340,17 @@ def write_module(module, path: str) -> None:
     """Print `module` to `path` through a temporary file in the same directory."""
     from xdsl.printer import Printer
 
+    from stagec.tools.output import output_stream
+
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise UsageError(f"-o {path}: the directory '{directory}' does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=".stagec-compile-", suffix=".mlir", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as stream:
-            Printer(stream=stream).print_op(module)
-            stream.write("\n")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it 0600; the output is an ordinary file
-        os.replace(tmp, path)
-    except OSError as error:
-        raise UsageError(f"-o {path}: cannot write it: {error.strerror or error}") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    if path == "-":
+        raise UsageError("-o -: the report goes to stdout; give the scheduled IR a file")
+    # a device (-o /dev/null) is written in place, not replaced (tools/output.py)
+    with output_stream(path) as stream:
+        Printer(stream=stream).print_op(module)
+        stream.write("\n")
 
 
 def load_compiled(path: str):

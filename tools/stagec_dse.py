@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 
 from stagec.tools.errors import UsageError, finite_number, positive_int, standalone_main
+from stagec.tools.output import require_regular_file
 from stagec.tools.job_options import DEFAULT_HARDWARE, DEFAULT_SEQ
 
 HELP = """\
@@ -177,6 +178,7 @@ def run(args: argparse.Namespace) -> None:
         raise UsageError(f"--micro-batch-sizes '{args.micro_batch_sizes}': sizes of at least 1")
     if args.hbm <= 0:
         raise UsageError(f"--hbm {args.hbm}: a positive size in GiB, e.g. 80")
+    require_regular_file("--plot", args.plot)
     if args.plot is not None and not args.plot.lower().endswith(".png"):
         raise UsageError(f"--plot '{args.plot}': the plot is a PNG file; name it FILE.png")
     batch = args.batch or max(8, args.gpus // 8)

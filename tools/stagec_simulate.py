@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 
 from stagec.tools.errors import UsageError, positive_int, standalone_main
+from stagec.tools.output import require_regular_file
 from stagec.tools.stagec_stats import human_bytes
 from stagec.tools.job_options import add_job_arguments
 from stagec.tools.progress import Progress
@@ -124,6 +125,7 @@ def _network(args: argparse.Namespace, world: int):
 def run(args: argparse.Namespace) -> None:
     if (args.traces is None) == (args.model is None):
         raise UsageError("give a trace directory or --model (not both)")
+    require_regular_file("--timeline", args.timeline)
     if args.timeline_ranks is not None and args.timeline is None:
         raise UsageError("--timeline-ranks chooses the ranks --timeline FILE shows: give --timeline too")
     started = time.perf_counter()

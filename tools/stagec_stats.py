@@ -247,6 +247,9 @@ def run(args: argparse.Namespace) -> None:
     from stagec.passes.analysis.accounting import AccountingError, account
 
     _check_plot_path(args.timeline_png)
+    from stagec.tools.output import require_regular_file
+
+    require_regular_file("--timeline-png", args.timeline_png)
     if args.profile:
         # stats reports no times, which is all a profile changes; a file that is not
         # one is still an error rather than silently taken

@@ -132,3 +132,45 @@ def test_stagec_flushes_before_returning(capsys):
 
 def _tool(name: str) -> str:
     return os.path.join(os.path.dirname(sys.executable), name)
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["simulate", "--model", "examples/tiny.json", "--seq", "64", "--quiet", "--timeline", "FIFO"], "--timeline"),
+    (["stats", "--model", "examples/tiny.json", "--timeline-png", "FIFO"], "--timeline-png"),
+    (["dse", "--model", "examples/tiny.json", "--gpus", "2", "--hbm", "80", "--plot", "FIFO"], "--plot"),
+], ids=["simulate-timeline", "stats-timeline-png", "dse-plot"])
+def test_outputs_replaced_by_rename_refuse_a_fifo(tmp_path, capsys, argv, option):
+    """These writers rename a temporary file over their path: over a FIFO or device
+    (as root, --timeline /dev/null) they would replace it; refused before any work."""
+    fifo = tmp_path / "out.png"
+    os.mkfifo(fifo)
+    assert stagec_cli.main([str(fifo) if a == "FIFO" else a for a in argv]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"stagec: error: {option} '{fifo}': not a regular file (a device, a FIFO or a path in /dev or /proc), "
+        "which this output would replace; give a file path"]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and os.listdir(tmp_path) == ["out.png"]
+
+
+def test_compile_writes_a_fifo_in_place(tmp_path):
+    """`stagec compile -o`'s writer (as root, -o /dev/null replaced the device)."""
+    from xdsl.dialects.builtin import ModuleOp
+
+    from stagec.tools.stagec_compile import write_module
+
+    fifo = tmp_path / "step.mlir"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        write_module(ModuleOp([]), str(fifo))
+        received = _read_some(reader)
+    finally:
+        os.close(reader)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and os.listdir(tmp_path) == ["step.mlir"]
+    assert received == b"builtin.module {\n}\n"
+
+
+def _read_some(fd: int) -> bytes:
+    try:
+        return os.read(fd, 1 << 20)
+    except BlockingIOError:
+        return b""

@@ -394,6 +394,9 @@ class StagecOptMain(xDSLOptMain):
                 f"{name}: error: the input is not UTF-8 text ({error})",
                 when_parsing=True,
             ) from None
+        if start_offset == 0:
+            # an editor's byte order mark: no MLIR token, invisible in a message
+            text = text.removeprefix("\ufeff")
         if not _code(text).strip() and not self.args.no_implicit_module:
             return ModuleOp([])  # an empty file or chunk: an empty module, as mlir-opt prints
         try:
@@ -407,6 +410,12 @@ class StagecOptMain(xDSLOptMain):
                 line, column = text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
                 raise IRError(f"{name}:{line + start_offset}:{column}: error: the input holds the control character "
                               f"U+{ord(text[at]):04X}: stagec-opt reads MLIR text, not a binary file",
+                              when_parsing=True) from None
+            if at < len(text) and text[at] == "}" and "Could not parse entire input" in error.msg:
+                line, column = text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+                source = text.splitlines()[line - 1] if text.splitlines() else ""
+                raise IRError(f"{name}:{line + start_offset}:{column}: error: unexpected '}}': it closes no region "
+                              f"or block (one '}}' too many?)\n{source}\n{' ' * (column - 1)}^",
                               when_parsing=True) from None
             unclosed = _unclosed_brace(text) if error.span.start >= len(_code(text).rstrip()) else None
             if unclosed is not None:

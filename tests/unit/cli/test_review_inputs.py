@@ -160,3 +160,16 @@ def test_iterations_beyond_what_can_be_built(tmp_path, capsys):
         "unrolls every one, and more than 10,000 take minutes and gigabytes to build; give fewer --iterations (one "
         "iteration is the steady state)"])
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("where, message", [
+    ("missing/summary.json", "--json {path}: the directory '{dir}' does not exist"),
+    (".", "--json {path}: a directory; give a file path"),
+], ids=["missing-directory", "a-directory"])
+def test_ps_run_json_checked_before_the_run(tmp_path, capsys, where, message):
+    """`stagec ps run --json` wrote its summary after the whole run (20 s for tiny4)
+    and then ended in a FileNotFoundError traceback; now refused before anything starts."""
+    path = str(tmp_path / where)
+    assert run(capsys, "ps", "run", PS, "--quiet", "--json", path) == (2, [
+        "stagec: error: " + message.format(path=path, dir=tmp_path / "missing")])
+    assert os.listdir(tmp_path) == []

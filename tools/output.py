@@ -88,10 +88,18 @@ def write_failure(error: BaseException) -> str | None:
 
 def require_regular_file(option: str, path: str | None) -> None:
     """For an output that a writer elsewhere (a timeline, a plot) replaces through a
-    temporary file and a rename: a device or FIFO would be replaced, so it is refused."""
-    if path is not None and _written_in_place(path):
+    temporary file and a rename, checked before the work that makes it: a device or
+    FIFO would be replaced, and a missing directory would fail only at the end."""
+    if path is None:
+        return
+    if _written_in_place(path):
         raise UsageError(f"{option} '{path}': not a regular file (a device, a FIFO or a path in /dev or /proc), "
                          "which this output would replace; give a file path")
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise UsageError(f"{option} '{path}': the directory '{directory}' does not exist")
+    if os.path.isdir(path):
+        raise UsageError(f"{option} '{path}': a directory; give a file path")
 
 
 def _written_in_place(path: str) -> bool:

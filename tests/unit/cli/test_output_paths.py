@@ -174,3 +174,13 @@ def _read_some(fd: int) -> bytes:
         return os.read(fd, 1 << 20)
     except BlockingIOError:
         return b""
+
+
+def test_a_missing_directory_is_refused_before_the_work(tmp_path, capsys):
+    """`stagec dse --plot missing/p.png` simulated every strategy (minutes on a large
+    cluster) and only then failed to write the plot."""
+    path = tmp_path / "missing" / "p.png"
+    assert stagec_cli.main(["dse", "--model", "examples/tiny.json", "--gpus", "2", "--hbm", "80", "--plot",
+                            str(path)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"stagec: error: --plot '{path}': the directory '{path.parent}' does not exist"]

@@ -173,3 +173,35 @@ def test_ps_run_json_checked_before_the_run(tmp_path, capsys, where, message):
     assert run(capsys, "ps", "run", PS, "--quiet", "--json", path) == (2, [
         "stagec: error: " + message.format(path=path, dir=tmp_path / "missing")])
     assert os.listdir(tmp_path) == []
+
+
+# -- stagec run: what the ranks would meet, checked before mpiexec starts them ------------
+
+def test_run_checks_the_token_file_before_the_ranks_start(tmp_path, capsys):
+    """A token file outside the vocabulary failed in rank 0's setup: exit status 1, one
+    line per rank run. examples/tiny.json's vocabulary is 32 token ids."""
+    import numpy as np
+
+    tokens = tmp_path / "tokens.npy"
+    np.save(tokens, np.arange(40, 1040))
+    assert run(capsys, "run", "-n", "1", "--model", TINY, "--steps", "1", "--seq", "64", "--data", str(tokens)) == (
+        2, [f"stagec: error: --data {tokens}: token ids must lie in [0, 32) (the model's vocab)"])
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--checkpoint", TINY], f"--checkpoint {TINY}: not a directory; give the directory the shards go in"),
+    (["--hostfile", "no/such/hosts"], "--hostfile no/such/hosts: no such file (mpiexec's host file: one "
+                                      "host[:slots] a line)"),
+], ids=["checkpoint-file", "missing-hostfile"])
+def test_run_paths(capsys, argv, message):
+    """A file as --checkpoint failed when rank 0 saved it, after the steps (exit 1); a
+    missing --hostfile was `mpiexec exited with status 255 before any rank started`."""
+    assert run(capsys, "run", "-n", "1", "--model", TINY, "--steps", "1", "--seq", "64", *argv) == (
+        2, [f"stagec: error: {message}"])
+
+
+def test_run_init_std_must_be_positive(capsys):
+    with pytest.raises(SystemExit) as exit:
+        stagec_cli.main(["run", "-n", "1", "--model", TINY, "--init-std", "-1"])
+    assert exit.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == "stagec run: error: argument --init-std: -1 must be greater than 0"

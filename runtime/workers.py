@@ -7,6 +7,12 @@ outright leaves its workers writing into pipes nobody reads (BrokenPipe tracebac
 the parent alone handles SIGINT and SIGTERM (stagec's main turns them into one line and
 exit 130 / 143) and terminates the pool; a worker ignores SIGINT, dies quietly on SIGTERM
 and, through Linux's PR_SET_PDEATHSIG, is killed when its parent dies, even by SIGKILL.
+
+A pool's worker leaves on SIGTERM by an exception rather than by the signal's default
+action: an idle worker waits for its next task holding the pool's task-queue lock, and
+SIGTERM to the whole process group (`timeout`, a batch scheduler, systemd) killed it
+with the lock held, so that the parent's `Pool.terminate()`, which takes that lock,
+waited forever. The exception leaves the `with lock:` and releases it.
 """
 
 from __future__ import annotations
@@ -41,9 +47,21 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _init_worker(parent: int, initializer: Callable | None, initargs: tuple) -> None:
+def _leave_pool_worker(signum, frame) -> None:
+    """SIGTERM in a pool's worker: leave through the exception, releasing the queue
+    locks it holds (module doc); quietly, with the status the signal would give."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not interrupt the way out
+    raise SystemExit(128 + signum)
+
+
+def _init_pool_worker(parent: int, initializer: Callable | None, initargs: tuple) -> None:
+    _init_worker(parent, initializer, initargs, on_sigterm=_leave_pool_worker)
+
+
+def _init_worker(parent: int, initializer: Callable | None, initargs: tuple,
+                 on_sigterm: Callable | int = signal.SIG_DFL) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C for the job
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # Pool.terminate(): die without a word
+    signal.signal(signal.SIGTERM, on_sigterm)  # Pool.terminate(): die without a word
     _die_with_parent(parent)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _PARENT_SIGNALS)
     if initializer is not None:
@@ -61,7 +79,7 @@ def quiet_pool(processes: int, initializer: Callable | None = None, initargs: tu
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, _PARENT_SIGNALS)
     try:
         pool = multiprocessing.get_context("fork").Pool(
-            processes, initializer=_init_worker, initargs=(os.getpid(), initializer, initargs))
+            processes, initializer=_init_pool_worker, initargs=(os.getpid(), initializer, initargs))
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
     try:

@@ -2,9 +2,9 @@
 
 It is shared so that every tool (stagec-opt, stagec) and every helper they call
 (pipeline_spec, diagnostics) can raise it, and each tool's main can report it the
-same way: one message on stderr, exit code 2, no traceback. `positive_int` and
-`standalone_main` are the argparse type and the `python -m` entry point that the
-`stagec` subcommands share.
+same way: one message on stderr, exit code 2, no traceback. `positive_int`,
+`finite_number`, `non_negative_number` and `positive_number` are the argparse types, and
+`standalone_main` the `python -m` entry point, that the `stagec` subcommands share.
 
 Signals are reported the same way: `interrupt_handling()` makes Ctrl-C (SIGINT) a
 KeyboardInterrupt and SIGTERM a `Terminated`, both raised in the main thread so that
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import signal
 import sys
@@ -86,6 +87,34 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    return value
+
+
+def finite_number(text: str) -> float:
+    """argparse type: a number, not nan or inf (which every comparison a range check
+    makes lets through, to fail later as a traceback)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a finite number")
+    return value
+
+
+def non_negative_number(text: str) -> float:
+    """argparse type: a finite number of at least 0."""
+    value = finite_number(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} must be at least 0")
+    return value
+
+
+def positive_number(text: str) -> float:
+    """argparse type: a finite number greater than 0."""
+    value = finite_number(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} must be greater than 0")
     return value
 
 

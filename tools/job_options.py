@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 
 from stagec.passes.stg_bucket_gradients import DEFAULT_BUCKET_MB
-from stagec.tools.errors import positive_int
+from stagec.tools.errors import non_negative_number, positive_int
 
 STRATEGY_AXES = ("dp", "fsdp", "ep", "cp", "tp", "pp")
 DATA_AXES = ("dp", "fsdp", "ep")  # the axes that split the batch
@@ -93,7 +93,7 @@ def add_job_arguments(parser: argparse.ArgumentParser, *, model_required: bool =
                        help="the GPU and its links: compute durations, network, and the runtime memory the reserved "
                             "peak adds; h100-sxm, a100-80gb, h200 or a file (default: %(default)s)")
     costs.add_argument("--profile", metavar="FILE", help="measured op times that override the roofline (runtime/cost profile format)")
-    costs.add_argument("--bucket-mb", type=float, default=DEFAULT_BUCKET_MB, metavar="MB",
+    costs.add_argument("--bucket-mb", type=non_negative_number, default=DEFAULT_BUCKET_MB, metavar="MB",
                        help="data-parallel gradient all-reduce bucket size in MiB, DDP's bucket_cap_mb; 0: one per "
                             "gradient (default: %(default)s)")
     costs.add_argument("--no-gemm-fusion", action="store_true",

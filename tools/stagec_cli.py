@@ -39,7 +39,7 @@ from stagec.tools import (  # noqa: E402
     stagec_trace,
 )
 from stagec.tools.errors import Terminated, UsageError, interrupt_exit, interrupt_handling  # noqa: E402
-from stagec.tools.output import output_stream  # noqa: E402
+from stagec.tools.output import output_stream, write_failure  # noqa: E402
 from stagec.tools.pipeline_spec import build_pipeline  # noqa: E402
 
 PROG = "stagec"
@@ -162,6 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # a command returns None, or an exit status (`ps run`: the PS runtime's)
             result = COMMANDS[args.command](args)
             status = result if isinstance(result, int) else 0
+            sys.stdout.flush()  # a full disk behind stdout shows here, not at exit
     except (KeyboardInterrupt, Terminated) as error:
         # Ctrl-C or SIGTERM: the `finally` blocks have removed what was half written.
         return interrupt_exit(PROG, error)
@@ -175,6 +176,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # `stagec ir | head`: the reader left; not an error of ours.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except OSError as error:
+        message = write_failure(error)  # `stagec ir > /dev/full`
+        if message is None:
+            raise
+        print(f"{PROG}: error: {message}", file=sys.stderr)
+        # what stdout still buffers would fail again at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 2
     return int(status)
 
 

@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from stagec.tools.errors import UsageError, positive_int, standalone_main
+from stagec.tools.errors import UsageError, finite_number, positive_int, standalone_main
 from stagec.tools.progress import status
 
 # deepcompile.md §5.3: "reserving approximately 7GB for the CUDA driver, NCCL buffers,
@@ -361,23 +361,17 @@ def write_module(module, path: str) -> None:
     """Print `module` to `path` through a temporary file in the same directory."""
     from xdsl.printer import Printer
 
+    from stagec.tools.output import output_stream
+
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise UsageError(f"-o {path}: the directory '{directory}' does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=".stagec-compile-", suffix=".mlir", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as stream:
-            Printer(stream=stream).print_op(module)
-            stream.write("\n")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it 0600; the output is an ordinary file
-        os.replace(tmp, path)
-    except OSError as error:
-        raise UsageError(f"-o {path}: cannot write it: {error.strerror or error}") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    if path == "-":
+        raise UsageError("-o -: the report goes to stdout; give the scheduled IR a file")
+    # a device (-o /dev/null) is written in place, not replaced (tools/output.py)
+    with output_stream(path) as stream:
+        Printer(stream=stream).print_op(module)
+        stream.write("\n")
 
 
 def load_compiled(path: str):
@@ -389,10 +383,13 @@ def load_compiled(path: str):
     from stagec.passes.analysis.accounting import module_bindings
 
     try:
-        with open(path) as stream:
+        with open(path, encoding="utf-8") as stream:
             text = stream.read()
     except OSError as error:
         raise UsageError(f"{path}: cannot read it: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise UsageError(f"{path}: not a stg module: the file is not UTF-8 text (byte {error.start} is "
+                         f"0x{error.object[error.start]:02x}); give the .mlir that `stagec compile -o` writes") from None
     try:
         module = Parser(make_context(), text, path).parse_module()
         module.verify()
@@ -465,7 +462,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         passes.add_argument(f"--{opt.flag}", action=argparse.BooleanOptionalAction, default=None,
                             help=f"run {opt.pass_name} (default: on where this build has it)")
     passes.add_argument("--baseline", choices=BASELINES, help="a framework's schedule instead of DeepCompile's passes")
-    passes.add_argument("--prefetch-limit", type=float, default=DEFAULT_PREFETCH_LIMIT / 1e9, metavar="GB",
+    passes.add_argument("--prefetch-limit", type=finite_number, default=DEFAULT_PREFETCH_LIMIT / 1e9, metavar="GB",
                         help="M_prefetch: the bytes one prefetch group may gather, in GB; 0: none (default: %(default)s)")
     passes.add_argument("--reduce-bucket", type=int, default=DEEPSPEED_REDUCE_BUCKET_SIZE, metavar="ELEMENTS",
                         help="gradients reduced a bucket of this many elements at a time, as DeepCompile's and "
@@ -473,7 +470,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "reduce-scatter per gradient. FSDP2 groups by layer instead (default: %(default)s)")
     passes.add_argument("--unroll", action=argparse.BooleanOptionalAction, default=True,
                         help="unroll the layer loops (stg-unroll-layers) so gathers move across layers (default: on)")
-    passes.add_argument("--memory-limit", type=float, metavar="GB",
+    passes.add_argument("--memory-limit", type=finite_number, metavar="GB",
                         help="M in GB (1e9 bytes) (default: capacity - 7 GB reserved, less 10%%)")
     passes.add_argument("--rounds", type=positive_int, default=2, help="outer-loop rounds (default: %(default)s)")
     passes.add_argument("--profile", metavar="FILE", help="a measured version 2 profile of the step: round 1's first profile")
@@ -501,6 +498,10 @@ def _micro_batches(args) -> int:
     if batch % step:
         raise UsageError(f"--batch {batch} is not a multiple of --micro-batch {args.micro_batch} x --fsdp {args.fsdp} "
                          f"= {step}: the global batch is a whole number of micro-batches on every rank")
+    from stagec.tools.stagec_stats import check_micro_batches
+
+    check_micro_batches(batch // step, f"--batch {batch} (--micro-batch {args.micro_batch} x --fsdp {args.fsdp} "
+                                       "a micro-batch)")
     return batch // step
 
 

@@ -16,7 +16,8 @@ import sys
 import time
 from collections.abc import Sequence
 
-from stagec.tools.errors import UsageError, positive_int, standalone_main
+from stagec.tools.errors import UsageError, finite_number, positive_int, standalone_main
+from stagec.tools.output import require_regular_file
 from stagec.tools.job_options import DEFAULT_HARDWARE, DEFAULT_SEQ
 
 HELP = """\
@@ -41,7 +42,7 @@ examples:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, metavar="NAME|config.json", help="a named model config or a config.json")
     parser.add_argument("--gpus", required=True, type=positive_int, help="number of GPUs")
-    parser.add_argument("--hbm", required=True, type=float, metavar="GiB", help="device memory per GPU, GiB")
+    parser.add_argument("--hbm", required=True, type=finite_number, metavar="GiB", help="device memory per GPU, GiB")
     parser.add_argument("--batch", type=positive_int, metavar="SEQUENCES",
                         help="global batch in sequences (default: an eighth of --gpus, at least 8)")
     parser.add_argument("--seq", type=positive_int, default=DEFAULT_SEQ, metavar="S",
@@ -177,6 +178,7 @@ def run(args: argparse.Namespace) -> None:
         raise UsageError(f"--micro-batch-sizes '{args.micro_batch_sizes}': sizes of at least 1")
     if args.hbm <= 0:
         raise UsageError(f"--hbm {args.hbm}: a positive size in GiB, e.g. 80")
+    require_regular_file("--plot", args.plot)
     if args.plot is not None and not args.plot.lower().endswith(".png"):
         raise UsageError(f"--plot '{args.plot}': the plot is a PNG file; name it FILE.png")
     batch = args.batch or max(8, args.gpus // 8)

@@ -18,7 +18,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from stagec.tools.errors import UsageError, standalone_main
+from stagec.tools.errors import UsageError, positive_int, standalone_main
 
 HELP = """\
 Import a PyTorch model into stagec: torch.export (non-strict, batch and sequence
@@ -48,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="parameter type (default: %(default)s)")
     parser.add_argument("--emit", default="stg", choices=("stg", "torch"),
                         help="stg: the converted forward program; torch: the imported torch dialect (default: %(default)s)")
-    parser.add_argument("--vocab", type=int, metavar="V",
+    parser.add_argument("--vocab", type=positive_int, metavar="V",
                         help="vocabulary size for the example token ids (default: the config's, else 64)")
     parser.add_argument("--timings", action="store_true", help="print each phase's seconds on stderr")
     parser.add_argument("-o", "--output", metavar="FILE", help="write the IR here instead of stdout")
@@ -78,7 +78,7 @@ def _model(args: argparse.Namespace):
         factory = models.load_factory(args.target)
         with torch.device("meta"):
             model = models.call_factory(factory, config, args.target)
-        return model.to(models.torch_dtype(args.dtype)).eval(), config
+        return models.in_dtype(model, args.dtype, args.target), config
     except (ConfigError, ImportError) as error:
         raise UsageError(str(error)) from None
 
@@ -95,16 +95,17 @@ def run(args: argparse.Namespace) -> None:
     vocab = args.vocab or (config.vocab_size if config else 64)
     timings: dict[str, float] = {}
     try:
-        if args.emit == "torch":
-            module = import_module(model, models.example_args(vocab), models.DYNAMIC, timings=timings)
-        else:
-            name = config.name if config else args.target.rpartition(":")[2]
-            symbols = models.config_symbols(config) if config else None
-            module = models.import_forward(model, vocab, name, symbols, timings)
+        with models.user_code():
+            if args.emit == "torch":
+                module = import_module(model, models.example_args(vocab), models.DYNAMIC, timings=timings)
+            else:
+                name = config.name if config else args.target.rpartition(":")[2]
+                symbols = models.config_symbols(config) if config else None
+                module = models.import_forward(model, vocab, name, symbols, timings)
     except PassError as error:
         raise UsageError(f"convert-torch-to-stg: {error}") from None
-    except Exception as error:  # noqa: BLE001 - the factory's forward under torch.export
-        if args.target == "hf":
+    except BaseException as error:  # noqa: BLE001 - the factory's forward under torch.export
+        if args.target == "hf" or models.is_interrupt(error):
             raise
         raise UsageError(str(models.export_error(args.target, error))) from None
     module.verify()

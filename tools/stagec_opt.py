@@ -20,6 +20,7 @@ import ast
 import dataclasses
 import inspect
 import os
+import re
 import sys
 import textwrap
 import traceback
@@ -49,8 +50,8 @@ from stagec.tools.diagnostics import (
     op_location,
     verify_error_message,
 )
-from stagec.tools.errors import UsageError
-from stagec.tools.output import output_stream
+from stagec.tools.errors import Terminated, UsageError, interrupt_exit, interrupt_handling
+from stagec.tools.output import output_stream, write_failure
 
 PROG = "stagec-opt"
 
@@ -393,12 +394,29 @@ class StagecOptMain(xDSLOptMain):
                 f"{name}: error: the input is not UTF-8 text ({error})",
                 when_parsing=True,
             ) from None
+        if start_offset == 0:
+            # an editor's byte order mark: no MLIR token, invisible in a message
+            text = text.removeprefix("\ufeff")
         if not _code(text).strip() and not self.args.no_implicit_module:
             return ModuleOp([])  # an empty file or chunk: an empty module, as mlir-opt prints
-        parser = LocatingParser(self.ctx, text, name, start_offset)
         try:
+            # the parser reads the first token as it is made: a lexer error can come here
+            parser = LocatingParser(self.ctx, text, name, start_offset)
             return parser.parse_module(not self.args.no_implicit_module)
         except ParseError as error:
+            at = error.span.start
+            if at < len(text) and _CONTROL_CHARACTER.match(text, at):
+                # the lexer's "Unexpected character" would print it invisibly
+                line, column = text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+                raise IRError(f"{name}:{line + start_offset}:{column}: error: the input holds the control character "
+                              f"U+{ord(text[at]):04X}: stagec-opt reads MLIR text, not a binary file",
+                              when_parsing=True) from None
+            if at < len(text) and text[at] == "}" and "Could not parse entire input" in error.msg:
+                line, column = text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+                source = text.splitlines()[line - 1] if text.splitlines() else ""
+                raise IRError(f"{name}:{line + start_offset}:{column}: error: unexpected '}}': it closes no region "
+                              f"or block (one '}}' too many?)\n{source}\n{' ' * (column - 1)}^",
+                              when_parsing=True) from None
             unclosed = _unclosed_brace(text) if error.span.start >= len(_code(text).rstrip()) else None
             if unclosed is not None:
                 line, column = unclosed
@@ -522,6 +540,10 @@ class StagecOptMain(xDSLOptMain):
         return output.getvalue()
 
 
+# Characters no MLIR text holds (tabs, line and page breaks aside): a binary file's.
+_CONTROL_CHARACTER = re.compile("[\x00-\x08\x0e-\x1f\x7f]")
+
+
 def _code(text: str) -> str:
     """`text` with its // comments blanked (string literals kept), same length."""
     out = []
@@ -585,7 +607,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run stagec-opt; return its exit code: 0 done, 2 an error in the input or the
     command line, 1 a bug in stagec."""
     try:
-        StagecOptMain(argv).run()
+        with interrupt_handling():
+            StagecOptMain(argv).run()
+            sys.stdout.flush()  # a full disk behind stdout shows here, not at exit
     except IRError as error:  # located already
         print(error, file=sys.stderr)
         return 2
@@ -594,13 +618,19 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except SystemExit as exit:  # argparse: --help, --version, usage errors (code 2)
         return exit.code if isinstance(exit.code, int) else int(exit.code is not None)
-    except KeyboardInterrupt:
-        return 130
+    except (KeyboardInterrupt, Terminated) as error:
+        # Ctrl-C or SIGTERM: output_stream has removed its temporary file.
+        return interrupt_exit(PROG, error)
     except BrokenPipeError:  # the reader of stdout went away, e.g. `| head`
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (nothing to flush at exit)
         return 1
     except BaseException as error:  # noqa: BLE001 (anything else is a bug in stagec)
-        return _report_internal_error(error)
+        message = write_failure(error)  # `stagec-opt x.mlir > /dev/full`
+        if message is None:
+            return _report_internal_error(error)
+        print(f"{PROG}: error: {message}", file=sys.stderr)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # what stdout buffers would fail again
+        return 2
     return 0
 
 

@@ -14,10 +14,11 @@ stderr, a summary; `--trace DIR` also writes the round as Chakra traces for
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
-from stagec.tools.errors import UsageError, positive_int, standalone_main
+from stagec.tools.errors import UsageError, finite_number, positive_int, standalone_main
 
 
 HELP = """\
@@ -59,11 +60,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     trace.add_argument("--prefix", default="dips", help="the trace files' prefix (default: %(default)s)")
     trace.add_argument("--control-bytes", type=positive_int, default=256, metavar="N",
                        help="bytes of one control message (default: %(default)s)")
-    trace.add_argument("--update-rate", type=float, default=None, metavar="BYTES_PER_S",
+    trace.add_argument("--update-rate", type=finite_number, default=None, metavar="BYTES_PER_S",
                        help="how fast a slave applies the penalty and outer step (default: the Di-PS paper's Table 2, "
                             "400 GB on 16 slaves in 110 s: 227 MB/s)")
-    trace.add_argument("--latency-us", type=float, default=0.0, metavar="US",
+    trace.add_argument("--latency-us", type=finite_number, default=0.0, metavar="US",
                        help="latency of every cluster-PS link (default: %(default)s)")
+    trace.add_argument("--force", action="store_true",
+                       help="replace the traces of another job in DIR (e.g. `stagec trace`'s: they share "
+                            "comm_group.json); the plan's own traces of the same --prefix are always replaced")
     from stagec.tools import stagec_ps_run
 
     run_parser = actions.add_parser("run", help="run a deployment: master, slaves and clusters as processes",
@@ -94,6 +98,7 @@ def run_plan(args: argparse.Namespace) -> int:
     from stagec.runtime.ps.config import PsConfigError, load_plan
     from stagec.tools.output import output_stream
 
+    _check_trace_options(args)
     try:
         plan = load_plan(args.config)
     except PsConfigError as error:
@@ -102,27 +107,61 @@ def run_plan(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.config}: key 'tokens_per_step': --trace needs it (an inner step takes "
                          "tokens_per_step / throughput seconds); give the tokens one inner step consumes")
     module = module_from_plan(plan)
+    # The traces are written while the program's output is still a temporary file (or
+    # unprinted): a failure in them leaves no -o file, as every other failure does.
     with output_stream(args.output) as stream:
+        print(summary(plan), file=sys.stderr)
+        if args.trace:
+            _write_traces(args, plan)
         Printer(stream=stream, print_generic_format=args.generic).print_op(module)
         stream.write("\n")
-    print(summary(plan), file=sys.stderr)
-    if args.trace:
-        from stagec.runtime.ps.trace import TABLE2_UPDATE_BYTES_PER_S, TraceError, TraceOptions, write_traces
-
-        if args.update_rate is not None and not args.update_rate > 0:
-            raise UsageError(f"--update-rate {args.update_rate} must be > 0 bytes/s")
-        if args.latency_us < 0:
-            raise UsageError(f"--latency-us {args.latency_us} must be >= 0")
-        options = TraceOptions(control_bytes=args.control_bytes, latency_ns=args.latency_us * 1000.0,
-                               slave_update_bytes_per_s=args.update_rate or TABLE2_UPDATE_BYTES_PER_S,
-                               prefix=args.prefix)
-        try:
-            report = write_traces(plan, args.trace, options)
-        except TraceError as error:
-            raise UsageError(f"{args.config}: {error}") from None
-        print(f"traces: {report.world} ranks ({len(plan.clusters)} clusters, {plan.num_slaves} slaves, master), "
-              f"{report.nodes} nodes in {args.trace}; time them with `stagec simulate {args.trace}`", file=sys.stderr)
     return 0
+
+
+def _check_trace_options(args: argparse.Namespace) -> None:
+    """The --trace options, before anything is planned or written."""
+    if not args.trace:
+        given = [o for o, v in (("--update-rate", args.update_rate), ("--latency-us", args.latency_us),
+                                ("--force", args.force)) if v]
+        if given:
+            raise UsageError(f"{', '.join(given)} shape{'s' if len(given) == 1 else ''} the traces: give --trace DIR")
+        return
+    if args.update_rate is not None and not args.update_rate > 0:
+        raise UsageError(f"--update-rate {args.update_rate} must be > 0 bytes/s")
+    if args.latency_us < 0:
+        raise UsageError(f"--latency-us {args.latency_us} must be >= 0")
+    if not args.prefix or "/" in args.prefix or args.prefix.startswith("."):
+        raise UsageError(f"--prefix '{args.prefix}': a plain file name prefix, e.g. dips")
+    if os.path.lexists(args.trace) and not os.path.isdir(args.trace):
+        raise UsageError(f"--trace '{args.trace}' is not a directory")
+
+
+def _write_traces(args: argparse.Namespace, plan) -> None:
+    from stagec.runtime.chakra.emit import file_list, previous_output
+    from stagec.runtime.ps.trace import TABLE2_UPDATE_BYTES_PER_S, TraceError, TraceOptions, write_traces
+
+    # Another job's traces there (`stagec trace`'s, or a plan's of another prefix) share
+    # comm_group.json, which the plan's would replace: refused, as `stagec trace` refuses.
+    try:
+        previous, _ = previous_output(args.trace)
+    except OSError as error:  # a file where a directory of the path should be
+        raise UsageError(f"--trace '{args.trace}': cannot write it: {error.strerror}") from None
+    own = [n for n in previous if n.startswith(f"{args.prefix}.")]
+    others = [n for n in previous if not n.startswith(f"{args.prefix}.") and (n != "comm_group.json" or not own)]
+    if others and not args.force:
+        raise UsageError(f"--trace '{args.trace}' holds the traces of another job ({file_list(others)}): give --force "
+                         "to replace them (other files stay), or another directory")
+    for name in others:
+        os.unlink(os.path.join(args.trace, name))
+    options = TraceOptions(control_bytes=args.control_bytes, latency_ns=args.latency_us * 1000.0,
+                           slave_update_bytes_per_s=args.update_rate or TABLE2_UPDATE_BYTES_PER_S,
+                           prefix=args.prefix)
+    try:
+        report = write_traces(plan, args.trace, options)
+    except TraceError as error:
+        raise UsageError(f"{args.config}: {error}") from None
+    print(f"traces: {report.world} ranks ({len(plan.clusters)} clusters, {plan.num_slaves} slaves, master), "
+          f"{report.nodes} nodes in {args.trace}; time them with `stagec simulate {args.trace}`", file=sys.stderr)
 
 
 def summary(plan) -> str:

@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from stagec.tools.errors import Terminated, UsageError, interrupt_exit, interrupt_handling, positive_int
+from stagec.tools.errors import Terminated, UsageError, interrupt_exit, interrupt_handling, positive_int, positive_number
 
 HELP = """\
 Run a Di-PS deployment (docs/dips-runtime.md): a master PS (control flow on gRPC), the
@@ -56,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tokens", type=positive_int, help="token budget over all clusters")
     parser.add_argument("--workdir", help="where snapshots, logs and the master's state go (default: a new "
                                           "temporary directory)")
-    parser.add_argument("--timeout", type=float, default=3600.0, help="give up after this many seconds")
+    parser.add_argument("--timeout", type=positive_number, default=3600.0, help="give up after this many seconds")
     parser.add_argument("--json", metavar="PATH", help="write the run's summary as JSON")
     parser.add_argument("--quiet", action="store_true", help="no live progress table")
 
@@ -190,6 +190,8 @@ def run(args: argparse.Namespace) -> int:
 
     from stagec.runtime.ps.launcher import run as run_deployment
 
+    if args.json:
+        _check_json_path(args.json)  # before the run, not after it
     dep = deployment_from_args(args)
     secret = os.environ.get("DIPS_SECRET", "").encode() or secrets.token_hex(16).encode()
     console = Console(stderr=True)
@@ -204,14 +206,23 @@ def run(args: argparse.Namespace) -> int:
     console.print(f"{'finished' if summary.finished else 'did not finish'}: version {summary.version}, "
                   f"{summary.tokens:,} tokens in {summary.wall_s:.1f} s; evaluation loss {summary.eval_loss:.4f}")
     if args.json:
-        out = Path(args.json)
-        tmp = out.with_name(out.name + ".tmp")
-        tmp.write_text(json.dumps({"mode": dep.mode, "finished": summary.finished, "version": summary.version,
-                                   "tokens": summary.tokens, "wall_s": summary.wall_s,
-                                   "eval_loss": summary.eval_loss, "restarts": summary.restarts,
-                                   "workdir": dep.workdir, "log": summary.log}, indent=1))
-        os.replace(tmp, out)
+        from stagec.tools.output import output_stream
+
+        with output_stream(args.json) as stream:
+            stream.write(json.dumps({"mode": dep.mode, "finished": summary.finished, "version": summary.version,
+                                     "tokens": summary.tokens, "wall_s": summary.wall_s,
+                                     "eval_loss": summary.eval_loss, "restarts": summary.restarts,
+                                     "workdir": dep.workdir, "log": summary.log}, indent=1))
     return 0 if summary.finished else 1
+
+
+def _check_json_path(path: str) -> None:
+    """--json FILE can be written: its directory exists and it is no directory."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise UsageError(f"--json {path}: the directory '{directory}' does not exist")
+    if os.path.isdir(path):
+        raise UsageError(f"--json {path}: a directory; give a file path")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

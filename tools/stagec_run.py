@@ -27,7 +27,7 @@ import sys
 import tempfile
 
 from stagec.runtime.exec.device import DEVICES
-from stagec.tools.errors import UsageError, positive_int
+from stagec.tools.errors import UsageError, finite_number, non_negative_number, positive_int, positive_number
 from stagec.tools.stagec_stats import DTYPES, STRATEGY_AXES, add_frontend_arguments, micro_batches_of, strategy_options
 
 HELP = """\
@@ -111,7 +111,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for opt in _optimizations():
         deepcompile.add_argument(f"--{opt.flag}", action="store_true",
                                  help=f"run {opt.pass_name} in `stagec compile`'s profile loop")
-    deepcompile.add_argument("--memory-limit", type=float, metavar="GB",
+    deepcompile.add_argument("--memory-limit", type=finite_number, metavar="GB",
                              help="M of the passes in GB (1e9 bytes) (default: an H100's, less 7 GB and 10%%)")
     deepcompile.add_argument("--profiler", choices=_profilers(),
                              help="what profiles each program of the loop, as `stagec compile` (default: simulator)")
@@ -119,11 +119,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     training.add_argument("--steps", type=positive_int, default=10, metavar="N", help="training steps (default: %(default)s)")
     training.add_argument("--dtype", default="f32", choices=DTYPES, help="parameter and activation type (default: %(default)s)")
     training.add_argument("--optimizer", default="adamw", choices=("adamw", "adam", "sgd"), help="(default: %(default)s)")
-    training.add_argument("--lr", type=float, default=1e-3, help="learning rate (default: %(default)s)")
+    training.add_argument("--lr", type=finite_number, default=1e-3, help="learning rate (default: %(default)s)")
     training.add_argument("--recompute", action="store_true", help="recompute each layer's activations in the backward pass")
-    training.add_argument("--bucket-mb", type=float, default=25.0, metavar="MB", help="gradient bucket size (default: %(default)s)")
+    training.add_argument("--bucket-mb", type=non_negative_number, default=25.0, metavar="MB", help="gradient bucket size (default: %(default)s)")
     training.add_argument("--seed", type=int, default=0, help="weights and synthetic data seed (default: %(default)s)")
-    training.add_argument("--init-std", type=float, metavar="STD",
+    training.add_argument("--init-std", type=positive_number, metavar="STD",
                           help="the template's initial weights' standard deviation (default: 0.02)")
     training.add_argument("--data", metavar="TOKENS.npy", help="a 1-D integer .npy array of token ids (default: seeded random tokens)")
     training.add_argument("--weights", metavar="FILE.safetensors",
@@ -409,10 +409,33 @@ def check_device(args: argparse.Namespace) -> None:
                          f"of at most {count} rank(s), or --hostfile to spread the ranks over hosts with GPUs")
 
 
+def _check_data(args: argparse.Namespace, seq: int) -> None:
+    """--data as every rank's loader will read it (runtime/exec/data.py)."""
+    from types import SimpleNamespace
+
+    from stagec.frontends.templates import ConfigError, load_config
+    from stagec.runtime.exec.data import Batches, DataError
+
+    try:
+        config = load_config(args.model)
+    except ConfigError:  # --ir without a config: the ranks check the vocabulary
+        config = SimpleNamespace(vocab_size=2**63)
+    try:
+        Batches(config, {"input_ids": (1, seq)}, tokens=args.data)
+    except DataError as error:
+        raise UsageError(str(error)) from None
+
+
 def run(args: argparse.Namespace) -> None:
     from stagec.runtime.exec.launch import RunFailed, launch
 
     check_device(args)
+    # what the ranks would read or write, checked here: a rank's failure is exit 1 and
+    # comes after mpiexec started them all
+    if args.hostfile is not None and not os.path.isfile(args.hostfile):
+        raise UsageError(f"--hostfile {args.hostfile}: no such file (mpiexec's host file: one host[:slots] a line)")
+    if args.checkpoint and os.path.lexists(args.checkpoint) and not os.path.isdir(args.checkpoint):
+        raise UsageError(f"--checkpoint {args.checkpoint}: not a directory; give the directory the shards go in")
     if args.json:
         directory = os.path.dirname(os.path.abspath(args.json))
         if not os.path.isdir(directory):
@@ -426,6 +449,8 @@ def run(args: argparse.Namespace) -> None:
     args.torch_parameters = None
     module, bindings = compile_job(args)
     _check_runs(module, bindings, args)
+    if args.data:
+        _check_data(args, bindings["S"])
     if args.weights and args.frontend != "torch":
         _check_weights(args)
     text = _module_text(module)

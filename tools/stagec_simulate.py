@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 
 from stagec.tools.errors import UsageError, positive_int, standalone_main
+from stagec.tools.output import require_regular_file
 from stagec.tools.stagec_stats import human_bytes
 from stagec.tools.job_options import add_job_arguments
 from stagec.tools.progress import Progress
@@ -124,6 +125,9 @@ def _network(args: argparse.Namespace, world: int):
 def run(args: argparse.Namespace) -> None:
     if (args.traces is None) == (args.model is None):
         raise UsageError("give a trace directory or --model (not both)")
+    require_regular_file("--timeline", args.timeline)
+    if args.timeline_ranks is not None and args.timeline is None:
+        raise UsageError("--timeline-ranks chooses the ranks --timeline FILE shows: give --timeline too")
     started = time.perf_counter()
     with Progress(args.quiet) as progress:
         if args.traces is not None and args.traces.endswith(".mlir"):
@@ -176,6 +180,18 @@ def _simulate_traces(args, progress):
         raise _timeline_error(args, error) from None
 
 
+def _check_timeline_ranks(args, world: int) -> None:
+    """Before anything is built: --timeline-ranks names ranks of the job (the simulator
+    checks it again for a trace directory, whose ranks it learns as it reads)."""
+    from stagec.runtime.sim.engine import SimulationError
+    from stagec.runtime.sim.simulate import timeline_ranks_of
+
+    try:
+        timeline_ranks_of(args.timeline_ranks, world)
+    except SimulationError as error:
+        raise UsageError(str(error)) from None
+
+
 def _timeline_error(args, error: OSError) -> UsageError:
     """The only file a simulation writes is the timeline."""
     return UsageError(f"cannot write the timeline '{args.timeline}': {error.strerror or error}")
@@ -194,6 +210,7 @@ def _simulate_ir(args, progress):
 
     module, bindings = load_compiled(args.traces)
     world = len(world_ranks(module, Evaluator(bindings)))
+    _check_timeline_ranks(args, world)
     network = _network(args, world)
     try:
         result = simulate_module(module, network, bindings, cost=_cost_model(args),
@@ -222,6 +239,7 @@ def _simulate_model(args, progress):
     module = step_module(args, micro_batches)
     bindings = step_bindings(args, micro_batches)
     world = args.dp * args.fsdp * args.ep * args.cp * args.tp * args.pp
+    _check_timeline_ranks(args, world)
     network = _network(args, world)
     options = EmitOptions(iterations=args.iterations, optimizer=not args.no_optimizer and not is_inference(args))
     try:

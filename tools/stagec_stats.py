@@ -83,12 +83,45 @@ def add_parser(subcommands) -> argparse.ArgumentParser:
 # -- the pipeline ------------------------------------------------------------------------
 
 
+# Micro-batches per replica beyond which a job is refused: the step unrolls each one,
+# and time and memory grow with them (10,000 of examples/tiny.json: 9 s and 0.7 GB in
+# `stagec stats`; 100,000: 70 s and 4.7 GB; 1,000,000 ran out of memory).
+MAX_MICRO_BATCHES = 10_000
+
+
+def check_micro_batches(micro_batches: int, given: str) -> None:
+    """A usage error for more than MAX_MICRO_BATCHES per replica; `given` is the option
+    that made them, as the user wrote it."""
+    if micro_batches > MAX_MICRO_BATCHES:
+        raise UsageError(
+            f"{given} is {micro_batches:,} micro-batches per replica: stagec unrolls every micro-batch of the "
+            f"iteration, and more than {MAX_MICRO_BATCHES:,} take minutes and gigabytes to build (100,000 of the "
+            "smallest model: 70 s and 4.7 GB); give fewer: a larger --micro-batch, or a smaller --batch or --micro-batches")
+
+
+def _check_sequence_split(args: argparse.Namespace) -> None:
+    """--cp, and --tp with --sp, cut each sequence into equal parts: --seq must divide.
+    Checked here, in the options' words; the program would name its own symbols (a
+    local dim [B, S/tp_kv/tp_q, H] where tp is a multiple of the key/value heads)."""
+    factors = [(f"--cp {args.cp}", args.cp)] if args.cp > 1 else []
+    if args.sp:
+        factors.append((f"--tp {args.tp} (--sp)", args.tp))
+    parts = 1
+    for _, n in factors:
+        parts *= n
+    if parts > 1 and args.seq % parts:
+        named = " x ".join(f for f, _ in factors) + (f" = {parts}" if len(factors) > 1 else "")
+        raise UsageError(f"--seq {args.seq} is not a multiple of {named}: each sequence is cut into {parts} equal "
+                         f"parts, one per rank; give a --seq that {parts} divides (e.g. {args.seq + parts - args.seq % parts})")
+
+
 def micro_batches_of(args: argparse.Namespace) -> int:
     """The number of micro-batches per replica that --batch (or --micro-batches, where
     the command has it), --micro-batch and the data-parallel axes give; a usage error
     for what cannot run."""
     if args.sp and args.tp == 1:
         raise UsageError("--sp splits the sequence over tp: give --tp N with N > 1")
+    _check_sequence_split(args)
     replicas = 1
     for axis in DATA_AXES:
         replicas *= getattr(args, axis)
@@ -108,6 +141,17 @@ def micro_batches_of(args: argparse.Namespace) -> int:
             "replicas: the global batch is a whole number of micro-batches on every replica"
         )
     micro_batches = batch // step
+    check_micro_batches(micro_batches, f"--micro-batches {given}" if given is not None else
+                        f"--batch {batch} (--micro-batch {args.micro_batch} x {replicas} data-parallel replica(s) "
+                        "a micro-batch)")
+    iterations = getattr(args, "iterations", 1)
+    if iterations > 1 and micro_batches * iterations > MAX_MICRO_BATCHES:
+        # the iterations are unrolled too (traces and simulation chain them)
+        raise UsageError(
+            f"--iterations {iterations} x {micro_batches:,} micro-batch(es) per replica are "
+            f"{iterations * micro_batches:,} micro-batch steps: stagec unrolls every one, and more than "
+            f"{MAX_MICRO_BATCHES:,} take minutes and gigabytes to build; give fewer --iterations (one iteration "
+            "is the steady state)")
     if args.pp > 1 and micro_batches < 2:
         raise UsageError(f"--pp {args.pp} needs at least 2 micro-batches per replica; --batch {batch} gives {micro_batches}")
     virtual = getattr(args, "virtual_stages", 1)
@@ -203,6 +247,15 @@ def run(args: argparse.Namespace) -> None:
     from stagec.passes.analysis.accounting import AccountingError, account
 
     _check_plot_path(args.timeline_png)
+    from stagec.tools.output import require_regular_file
+
+    require_regular_file("--timeline-png", args.timeline_png)
+    if args.profile:
+        # stats reports no times, which is all a profile changes; a file that is not
+        # one is still an error rather than silently taken
+        from stagec.tools.stagec_trace import _cost_model
+
+        _cost_model(args)
     micro_batches = micro_batches_for(args)
     strategy = strategy_options(args)
     module = step_module(args, micro_batches)

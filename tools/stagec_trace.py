@@ -119,11 +119,19 @@ def _micro_batches(args: argparse.Namespace) -> int:
 
 def _cost_model(args: argparse.Namespace):
     from stagec.runtime.cost import CostModel
+    from stagec.runtime.cost.hardware_description import load_hardware
+    from stagec.runtime.cost.profile import load_profile
 
+    # each file on its own, so that the message names the option at fault
     try:
-        return CostModel(args.hardware, args.profile)
+        hardware = load_hardware(args.hardware)
     except (OSError, ValueError) as error:
-        raise UsageError(f"--hardware/--profile: {error}") from None
+        raise UsageError(f"--hardware: {error}") from None
+    try:
+        profile = load_profile(args.profile) if args.profile else None
+        return CostModel(hardware, profile)
+    except (OSError, ValueError) as error:
+        raise UsageError(f"--profile: {error}") from None
 
 
 def run(args: argparse.Namespace) -> None:

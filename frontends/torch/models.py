@@ -24,16 +24,21 @@ attention is one aten op and no mask construction is exported.
 A factory `MODULE:FACTORY` is called as `FACTORY(config)` with the ModelConfig (or
 `FACTORY()` if it takes no argument) under the meta device (or the CPU, for
 `initial_model`) and returns an nn.Module
-whose forward takes (input_ids, labels) and returns the loss.
+whose forward takes (input_ids, labels) and returns the loss. The user's code (the
+module's import, the factory, `.to(dtype)`, the forward under torch.export) runs with
+stdout sent to stderr, so that what it prints cannot mix into stagec's output (`--json`,
+the IR on stdout), and whatever it raises - any exception, SystemExit, a BaseException
+of its own; not Ctrl-C or SIGTERM - is a FactoryError.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
@@ -183,10 +188,31 @@ class FactoryError(ConfigError):
     `FACTORY 'MODULE:FACTORY'` and holds the user's exception in one line."""
 
 
+@contextlib.contextmanager
+def user_code() -> Iterator[None]:
+    """Run a user's module, factory or forward: what it prints goes to stderr."""
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
+
+
+def is_interrupt(error: BaseException) -> bool:
+    """Ctrl-C or SIGTERM (stagec's Terminated), which stop stagec rather than report
+    the user's code; everything else the user's code raises is its failure."""
+    from stagec.tools.errors import Terminated
+
+    return isinstance(error, (KeyboardInterrupt, Terminated))
+
+
 def user_exception(error: BaseException) -> str:
     """`Type: first line of the message (file:line)`, where file:line is where it was
     raised (a SyntaxError's own position)."""
-    text = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
+    try:
+        message = str(error)
+    except BaseException as broken:  # noqa: BLE001 - the user's __str__
+        if is_interrupt(broken):
+            raise
+        message = f"(its message cannot be shown: str() raised {type(broken).__name__})"
+    text = next((line.strip() for line in message.splitlines() if line.strip()), "")
     if isinstance(error, SyntaxError):
         text = error.msg or text
         where = f"{error.filename}:{error.lineno}" if error.filename else ""
@@ -211,20 +237,26 @@ def load_factory(target: str):
     if "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:
-        module = importlib.import_module(module_name)
+        with user_code():
+            module = importlib.import_module(module_name)
     except ModuleNotFoundError as e:
         if e.name == module_name or module_name.startswith(f"{e.name}."):  # the module itself, not one it imports
             raise FactoryError(f"FACTORY '{target}': cannot import '{module_name}': {e}") from None
         raise FactoryError(f"FACTORY '{target}': importing '{module_name}' raised {user_exception(e)}") from None
-    except (Exception, SystemExit) as e:  # noqa: BLE001 - the user's module: a syntax error, an exception at import
+    except BaseException as e:  # noqa: BLE001 - the user's module: a syntax error, an exception at import
+        if is_interrupt(e):
+            raise
         raise FactoryError(f"FACTORY '{target}': importing '{module_name}' raised {user_exception(e)}") from None
     factory = module
     for part in attr.split("."):  # `MODULE:Class.method` too
         try:
-            factory = getattr(factory, part)
+            with user_code():
+                factory = getattr(factory, part)
         except AttributeError:
             raise FactoryError(f"FACTORY '{target}': '{module_name}' has no '{attr}'") from None
-        except Exception as e:  # noqa: BLE001 - a user's property or __getattr__
+        except BaseException as e:  # noqa: BLE001 - a user's property or __getattr__
+            if is_interrupt(e):
+                raise
             raise FactoryError(f"FACTORY '{target}': looking up '{attr}' raised {user_exception(e)}") from None
     if not callable(factory):
         raise FactoryError(f"FACTORY '{target}' is {_describe(factory)}, not callable: give a function or class "
@@ -253,8 +285,11 @@ def call_factory(factory, config: ModelConfig | None, target: str | None = None)
     if config is None and required:
         raise FactoryError(f"FACTORY '{name}' takes the model config ({required[0].name}): give --model NAME|config.json")
     try:
-        model = factory(config) if params and config is not None else factory()
-    except (Exception, SystemExit) as e:  # noqa: BLE001 - the user's code (sys.exit() in it too)
+        with user_code():
+            model = factory(config) if params and config is not None else factory()
+    except BaseException as e:  # noqa: BLE001 - the user's code (sys.exit() in it too)
+        if is_interrupt(e):
+            raise
         raise FactoryError(f"FACTORY '{name}' raised {user_exception(e)}") from None
     if not isinstance(model, torch.nn.Module):
         raise FactoryError(f"FACTORY '{name}' returned {_describe(model)}, not a torch.nn.Module "
@@ -262,7 +297,19 @@ def call_factory(factory, config: ModelConfig | None, target: str | None = None)
     return model
 
 
-def export_error(target: str, error: Exception) -> FactoryError:
+def in_dtype(model, dtype: str, target: str):
+    """`model.to(dtype).eval()`: the user's module, whose `to` or `eval` may raise."""
+    try:
+        with user_code():
+            return model.to(torch_dtype(dtype)).eval()
+    except BaseException as e:  # noqa: BLE001 - the user's nn.Module (an override of to or eval)
+        if is_interrupt(e):
+            raise
+        raise FactoryError(f"FACTORY '{target}': moving its module to {dtype} (module.to, module.eval) raised "
+                           f"{user_exception(e)}") from None
+
+
+def export_error(target: str, error: BaseException) -> FactoryError:
     """torch.export could not run the factory's model: its forward raised or is not
     traceable."""
     return FactoryError(f"FACTORY '{target}': torch.export of its forward(input_ids, labels) failed: "
@@ -319,7 +366,7 @@ def torch_model(config: ModelConfig, frontend_target: str = "hf", dtype: str = "
     factory = load_factory(frontend_target)
     with torch.device(device):
         model = call_factory(factory, config, frontend_target)
-    return model.to(torch_dtype(dtype)).eval()
+    return in_dtype(model, dtype, frontend_target)
 
 
 def initial_model(config: ModelConfig, frontend_target: str = "hf", dtype: str = "f32", *, seed: int = 0):
@@ -344,10 +391,13 @@ def import_model(model, config: ModelConfig, frontend_target: str = "hf",
     from stagec.passes.diagnostics import PassError
 
     try:
-        return import_forward(model, config.vocab_size, config.name, symbols, timings)
+        with user_code():
+            return import_forward(model, config.vocab_size, config.name, symbols, timings)
     except PassError:
         raise
-    except Exception as error:  # noqa: BLE001 - the user's forward under torch.export
+    except BaseException as error:  # noqa: BLE001 - the user's forward under torch.export
+        if is_interrupt(error):
+            raise
         raise export_error(frontend_target, error) from None
 
 

@@ -48,13 +48,23 @@ def simulate_module(module, network, bindings: Mapping[str, int], *, cost=None, 
 
         series = [u.series if u is not None else None for u in usage] if usage else None
         write_timeline(timeline, actors, times, series, {"source": "stagec simulate", "network": network.describe()},
-                       _ranks(timeline_ranks, space.world))
+                       timeline_ranks_of(timeline_ranks, space.world))
     return report
 
 
-def _ranks(wanted, world: int):
-    """--timeline-ranks: None (one process per set of identical ranks), "all", or ranks."""
-    return list(range(max(world, 1))) if wanted == "all" else wanted
+def timeline_ranks_of(wanted, world: int):
+    """--timeline-ranks: None (one process per set of identical ranks), "all", or ranks
+    (each one of the job's: a rank it does not have would leave the timeline empty)."""
+    if wanted == "all":
+        return list(range(max(world, 1)))
+    beyond = sorted(r for r in wanted or () if r >= max(world, 1))
+    if beyond:
+        from stagec.runtime.sim.engine import SimulationError
+
+        last = max(world, 1) - 1
+        raise SimulationError(f"--timeline-ranks: the job's ranks are {f'0-{last}' if last else '0'}; it has no rank "
+                              f"{', '.join(map(str, beyond[:4]))}{', ...' if len(beyond) > 4 else ''}")
+    return wanted
 
 
 def simulate_trace_dir(directory: str, network, *, prefix: str | None = None, timeline: str | None = None,
@@ -71,5 +81,5 @@ def simulate_trace_dir(directory: str, network, *, prefix: str | None = None, ti
         from stagec.runtime.sim.timeline import write_timeline
 
         write_timeline(timeline, actors, times, None, {"source": directory, "network": network.describe()},
-                       _ranks(timeline_ranks, world))
+                       timeline_ranks_of(timeline_ranks, world))
     return report

@@ -42,6 +42,45 @@ FACTORIES = textwrap.dedent("""\
     def exits():
         import sys
         sys.exit(3)
+
+    class Unprintable(Exception):
+        def __str__(self):
+            raise RuntimeError("no message")
+
+    def unprintable():
+        raise Unprintable()
+
+    class OwnBase(BaseException):
+        pass
+
+    def own_base_exception():
+        raise OwnBase("escaped every except Exception")
+
+    class BrokenTo(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Linear(4, 4)
+
+        def to(self, *args, **kwargs):
+            raise RuntimeError("cannot move")
+
+    def broken_to():
+        return BrokenTo()
+
+    class Chatty(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = torch.nn.Embedding(64, 8)
+            self.head = torch.nn.Linear(8, 64, bias=False)
+
+        def forward(self, input_ids, labels):
+            print("forward called")
+            logits = self.head(self.embed(input_ids))
+            return torch.nn.functional.cross_entropy(logits.view(-1, 64), labels.view(-1))
+
+    def chatty():
+        print("building the model")
+        return Chatty()
 """)
 
 
@@ -79,6 +118,12 @@ CASES = [
     ("not_callable", (), r" is int 42, not callable: give a function or class that returns the nn.Module"),
     ("missing", (), r": 'user_factories_\w+' has no 'missing'"),
     ("exits", (), rf" raised SystemExit: 3 \(.*user_factories_\w+\.py:{line_of('sys.exit(3)')}\)"),
+    ("unprintable", (), rf" raised Unprintable: \(its message cannot be shown: str\(\) raised RuntimeError\) "
+                        rf"\(.*user_factories_\w+\.py:{line_of('raise Unprintable()')}\)"),
+    ("own_base_exception", (), rf" raised OwnBase: escaped every except Exception "
+                               rf"\(.*user_factories_\w+\.py:{line_of('raise OwnBase(')}\)"),
+    ("broken_to", (), rf": moving its module to bf16 \(module.to, module.eval\) raised RuntimeError: cannot move "
+                      rf"\(.*user_factories_\w+\.py:{line_of('cannot move')}\)"),
     ("broken_forward", (), r": torch.export of its forward\(input_ids, labels\) failed: "
                            rf"RuntimeError: forward is broken \(.*user_factories_\w+\.py:{line_of('forward is broken')}\)"),
 ]
@@ -143,3 +188,26 @@ def test_a_real_process_exits_2_without_a_traceback(tmp_path):
     assert done.stderr.splitlines() == [
         "stagec: error: FACTORY 'user_models:returns_int' returned int 3, not a torch.nn.Module "
         "(whose forward(input_ids, labels) returns the loss)"]
+
+
+def test_what_user_code_prints_stays_off_stdout(factories, capsys):
+    """The factory and its forward print: the IR on stdout stays parseable, their
+    lines go to stderr (review: they were mixed into the IR and into --json)."""
+    from xdsl.parser import Parser
+
+    from stagec.dialects import make_context
+
+    assert stagec_cli.main(["import", f"{factories}:chatty"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("builtin.module")
+    Parser(make_context(), captured.out).parse_module().verify()
+    assert "building the model" in captured.err and "forward called" in captured.err
+
+
+@pytest.mark.parametrize("vocab", ["0", "-3"])
+def test_vocab_must_be_positive(capsys, vocab):
+    with pytest.raises(SystemExit) as exit:
+        stagec_cli.main(["import", "examples.tiny_lm:make_model", "--vocab", vocab])
+    assert exit.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"stagec import: error: argument --vocab: {vocab} must be at least 1")

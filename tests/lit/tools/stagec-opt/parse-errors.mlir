@@ -22,6 +22,16 @@ func.func @missing_type(%a: ) {
 
 // -----
 
+// One '}' too many (review): named, rather than xDSL's "Could not parse entire input!".
+// CHECK:      {{^}}{{.*}}parse-errors.mlir:[[# @LINE + 5]]:2: error: unexpected '}': it closes no region or block (one '}' too many?){{$}}
+// CHECK-NEXT: {{^}}{{[}][}]}}{{$}}
+// CHECK-NEXT: {{^}} ^{{$}}
+func.func @closed_twice() {
+  func.return
+}}
+
+// -----
+
 // xDSL notices an undefined value at the end of the chunk, and points there.
 // CHECK: {{^}}{{.*}}parse-errors.mlir:[[# @LINE + 4]]:1: error: values used but not defined: [%undefined]{{$}}
 func.func @undefined(%a: i32) -> i32 {

@@ -11,7 +11,17 @@
 // RUN: not stagec stats --model llama3.2-1b --cp 2 --pp 2 --batch 4 --seq 1001 2>&1 | filecheck %s --check-prefix=PP
 // RUN: %python -c "import subprocess, sys; sys.exit(subprocess.run(['stagec', 'trace', '--model', 'llama3.2-1b', '--cp', '3', '--seq', '1000', '--quiet', '--out', sys.argv[1]]).returncode != 2)" %t.rc
 
-// CP: stagec: error: a local dim of [B, S/cp]: S/cp is not an integer for S=1000, cp=3 (1000/3)
+// The message is in the options' words, checked before the program is built (review:
+// with tp a multiple of the key/value heads it named stg-shard's factors tp_kv x tp_q,
+// and otherwise a local dim [B, S/cp] the user never wrote).
+// RUN: not stagec trace --model llama3.2-1b --tp 16 --sp --seq 1000 --quiet --out %t.kv 2>&1 | filecheck %s --check-prefix=KV
+// RUN: not stagec stats --model llama3.2-1b --tp 16 --sp --seq 1000 2>&1 | filecheck %s --check-prefix=KV
+// RUN: not stagec stats --model llama3.2-1b --tp 2 --sp --cp 2 --seq 1002 2>&1 | filecheck %s --check-prefix=BOTH
+
+// CP: stagec: error: --seq 1000 is not a multiple of --cp 3: each sequence is cut into 3 equal parts, one per rank; give a --seq that 3 divides (e.g. 1002)
 // CP-NOT: Traceback
-// SP: stagec: error: a local dim of [B, S/tp, H]: S/tp is not an integer for S=999, tp=2 (999/2)
-// PP: stagec: error: a local dim of {{.*}}S/cp]: S/cp is not an integer for S=1001, cp=2 (1001/2)
+// SP: stagec: error: --seq 999 is not a multiple of --tp 2 (--sp): each sequence is cut into 2 equal parts, one per rank; give a --seq that 2 divides (e.g. 1000)
+// PP: stagec: error: --seq 1001 is not a multiple of --cp 2: each sequence is cut into 2 equal parts, one per rank; give a --seq that 2 divides (e.g. 1002)
+// KV: stagec: error: --seq 1000 is not a multiple of --tp 16 (--sp): each sequence is cut into 16 equal parts, one per rank; give a --seq that 16 divides (e.g. 1008)
+// KV-NOT: tp_kv
+// BOTH: stagec: error: --seq 1002 is not a multiple of --cp 2 x --tp 2 (--sp) = 4: each sequence is cut into 4 equal parts, one per rank; give a --seq that 4 divides (e.g. 1004)

@@ -12,4 +12,4 @@
 // PREFETCH: stagec: error: --prefetch moves FSDP's all-gathers earlier: give --fsdp N with N > 1
 // MODEL: stagec: error: --model no-such-model: {{.*}}
 // RESUME: stagec: error: --resume needs --checkpoint DIR (the checkpoint to start from)
-// SP: stagec: error: {{.*}}S/tp is not an integer for S=999, tp=2 (999/2)
+// SP: stagec: error: --seq 999 is not a multiple of --tp 2 (--sp): each sequence is cut into 2 equal parts, one per rank; give a --seq that 2 divides (e.g. 1000)

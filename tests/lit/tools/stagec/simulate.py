@@ -47,7 +47,7 @@
 # PAIR: stagec: error: --network and --system go together
 # MISSING: stagec: error: '{{.*}}missing' is not a directory
 # SMALL: stagec: error: the network has 8 NPUs, the job 16 ranks: give a network of at least 16
-# TIMELINE: stagec: error: cannot write the timeline '{{.*}}no/such/dir/t.json': No such file or directory
+# TIMELINE: stagec: error: --timeline '{{.*}}no/such/dir/t.json': the directory '{{.*}}no/such/dir' does not exist
 # TIMELINE-NOT: Traceback
 # HELP: Simulate one training iteration
 

@@ -46,7 +46,7 @@
 // MODEL: stagec: error: unknown model 'nope'
 // BATCH: stagec: error: --batch 3 is not a multiple of --micro-batch 1 x 2 data-parallel replicas
 // TP: stagec: error: stg-shard: tp = 3 does not divide the model's attention heads
-// HW: stagec: error: --hardware/--profile: unknown hardware 'nosuch'
+// HW: stagec: error: --hardware: unknown hardware 'nosuch'
 // fsdp = 3 divides no hidden size of Llama-3.2 1B (H = 2048): the storage is padded
 // (docs/sharding.md, "Uneven shards") and the traces pass check-trace
 // FSDP: trace.*.et in {{.*}}: 3 ranks, no defects

@@ -13,7 +13,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from stagec.tools.errors import UsageError, positive_int, standalone_main
+from stagec.tools.errors import UsageError, non_negative_int, positive_int, standalone_main
 
 HELP = """\
 Check the Chakra execution traces in DIR - every <prefix>.<rank>.et and the
@@ -49,6 +49,9 @@ examples:
 
 
 
+MAX_DEFECTS = 50
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("directory", metavar="DIR", help="the directory the traces are in")
     parser.add_argument("--prefix", metavar="P",
@@ -56,6 +59,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the per-rank counts as JSON instead of a table")
     parser.add_argument("--jobs", type=positive_int, metavar="N",
                         help="worker processes for the per-file checks (default: one per CPU it may use)")
+    parser.add_argument("--max-defects", type=non_negative_int, default=MAX_DEFECTS, metavar="N",
+                        help="print the first N defects and count the rest, as gcc's -fmax-errors (one bad "
+                             "comm_group.json makes a defect of every node that names a group); 0: all "
+                             "(default: %(default)s)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -82,8 +89,11 @@ def run(args: argparse.Namespace) -> None:
     except TraceDirError as error:
         raise UsageError(str(error)) from None
     if not report.ok:
-        for defect in report.defects:
+        shown = report.defects if not args.max_defects else report.defects[:args.max_defects]
+        for defect in shown:
             print(defect)
+        if len(shown) < len(report.defects):
+            print(f"... and {len(report.defects) - len(shown)} more (--max-defects 0 prints every one)")
         sys.stdout.flush()  # the defects first, then the summary line on stderr
         print(f"check-trace: {len(report.defects)} defect(s) in {report.prefix}.*.et ({len(report.ranks)} rank file(s)) "
               f"in {args.directory}", file=sys.stderr)

@@ -93,6 +93,7 @@ __all__ = [
     "OutputEstimate",
     "PreviousJobError",
     "Program",
+    "Staging",
     "build_programs",
     "emit_traces",
 ]
@@ -1039,8 +1040,9 @@ def _alive(pid: int) -> bool:
     return True
 
 
-class _Staging:
-    """Where a job's files are written before they are the result (emit_traces): a
+class Staging:
+    """Where a job's files are written before they are the result (emit_traces, and
+    runtime/ps/trace.py's write_traces): a
     sibling directory renamed to a missing `out_dir` (one rename: SIGKILL leaves no
     result at all), else a directory inside `out_dir` whose files are moved in, with
     SIGINT and SIGTERM held off, the previous job's completeness markers
@@ -1155,7 +1157,7 @@ def emit_traces(module: ModuleOp, out_dir: str, bindings: Mapping[str, int] | No
     (and with `json_dumps` each trace decoded, `<prefix>.<rank>.json`) into `out_dir`.
 
     The result appears whole or not at all: the files are written into a staging
-    directory that becomes the result when every one is written (`_Staging`); an
+    directory that becomes the result when every one is written (`Staging`); an
     error, Ctrl-C or SIGTERM removes it and leaves `out_dir` as it was. `out_dir` may
     hold other files, which stay; a previous job's traces there (`previous_output`)
     are replaced - deleted when the new ones move in, so that none is left beside
@@ -1183,7 +1185,7 @@ def emit_traces(module: ModuleOp, out_dir: str, bindings: Mapping[str, int] | No
                     space.group_id(rank, patch[1], patch[2])
     world = max(space.world, 1)
     try:
-        staging = _Staging(out_dir)
+        staging = Staging(out_dir)
     except OSError as error:
         path = error.filename
         if not path or _STAGING.match(os.path.basename(path)):

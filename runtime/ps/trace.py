@@ -34,6 +34,7 @@ import json
 import os
 from dataclasses import dataclass
 
+from stagec.runtime.chakra.emit import Staging
 from stagec.runtime.chakra.schema import Node, NodeType
 from stagec.runtime.chakra.wire import TraceWriter, write_comm_groups
 from stagec.runtime.ps.plan import Plan
@@ -215,28 +216,37 @@ class TraceReport:
 
 def write_traces(plan: Plan, out_dir: str, options: TraceOptions = TraceOptions()) -> TraceReport:
     """Write the plan's traces, links, comm_group.json and ranks file into `out_dir`
-    (created if missing). Each file is written to a temporary name and renamed; trace
-    files of the same prefix beyond this world are removed, so the directory holds
-    one job of that prefix."""
+    (created if missing). They appear whole or not at all: written into a staging
+    directory first (runtime/chakra/emit.py `Staging`), then made the result, replacing
+    this prefix's previous traces (ranks beyond this world included), so the directory
+    holds one job of that prefix; an interrupt or error leaves the previous ones."""
     chains = build_nodes(plan, options)
     network = link_network(plan, options)
     world = len(chains)
     prefix = options.prefix
+    staging = None
     try:
-        os.makedirs(out_dir, exist_ok=True)
+        staging = Staging(out_dir)
         files: dict[int, tuple[int, str]] = {}
         for rank, nodes in enumerate(chains):
-            path = os.path.join(out_dir, f"{prefix}.{rank}.et")
+            path = os.path.join(staging.path, f"{prefix}.{rank}.et")
             with TraceWriter(path) as writer:
                 for node in nodes:
                     writer.write(node)
             files[rank] = (os.path.getsize(path), _digest(path))
-        _remove_beyond(out_dir, prefix, world)
-        write_comm_groups(os.path.join(out_dir, "comm_group.json"), {})
-        write_links(os.path.join(out_dir, LINKS_FILE.format(prefix=prefix)), network)
-        _write_rank_classes(os.path.join(out_dir, f"{prefix}.ranks.json"), prefix, chains, files)
+        write_comm_groups(os.path.join(staging.path, "comm_group.json"), {})
+        write_links(os.path.join(staging.path, LINKS_FILE.format(prefix=prefix)), network)
+        _write_rank_classes(os.path.join(staging.path, f"{prefix}.ranks.json"), prefix, chains, files)
+        staging.commit(_previous(out_dir, prefix))
     except OSError as error:
-        raise TraceError(f"cannot write {error.filename or out_dir}: {error.strerror or error}") from None
+        shown = staging.shown(error.filename) if staging is not None else error.filename or out_dir
+        if staging is not None:
+            staging.discard()
+        raise TraceError(f"cannot write {shown}: {error.strerror or error}") from None
+    except BaseException:
+        if staging is not None:
+            staging.discard()
+        raise
     k, n = len(plan.clusters), plan.num_slaves
     roles = {c: f"cluster {plan.clusters[c].name}" for c in range(k)}
     roles |= {k + s: f"slave {s}" for s in range(n)}
@@ -251,13 +261,17 @@ def _digest(path: str) -> str:
     return h.hexdigest()
 
 
-def _remove_beyond(out_dir: str, prefix: str, world: int) -> None:
-    for name in os.listdir(out_dir):
-        head, dot, tail = name.rpartition(".")
-        if tail == "et" and head.startswith(prefix + "."):
-            rank = head[len(prefix) + 1:]
-            if rank.isdigit() and int(rank) >= world:
-                os.unlink(os.path.join(out_dir, name))
+def _previous(out_dir: str, prefix: str) -> list[str]:
+    """The files of this prefix's previous traces in `out_dir`, which the new ones
+    replace (ranks beyond the new world included), and the shared comm_group.json."""
+    names = []
+    for name in os.listdir(out_dir) if os.path.isdir(out_dir) else ():
+        head, _, tail = name.rpartition(".")
+        rank = head[len(prefix) + 1:] if head.startswith(prefix + ".") else ""
+        if (tail == "et" and rank.isdigit()) or name in (
+                "comm_group.json", f"{prefix}.ranks.json", LINKS_FILE.format(prefix=prefix)):
+            names.append(name)
+    return names
 
 
 def _write_rank_classes(path: str, prefix: str, chains: list[list[Node]], files: dict) -> None:

@@ -58,6 +58,29 @@ def test_tiny_plan_iteration_time_by_hand(tmp_path, capsys):
     assert check_trace(str(tmp_path)).ok
 
 
+@pytest.mark.parametrize("failure", [OSError(28, "No space left on device"), KeyboardInterrupt()])
+def test_traces_appear_whole_or_not_at_all(tmp_path, monkeypatch, failure):
+    # a second plan's traces fail after the rank files are written (the links file):
+    # the directory holds the first plan's, byte for byte, and no staging directory
+    import stagec.runtime.ps.trace as trace
+
+    out = tmp_path / "traces"
+    write_traces(_tiny_plan(), str(out))
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def fail(*args, **kwargs):
+        raise failure
+
+    monkeypatch.setattr(trace, "write_links", fail)
+    with pytest.raises(TraceError if isinstance(failure, OSError) else KeyboardInterrupt):
+        write_traces(_tiny_plan(), str(out), TraceOptions(control_bytes=999))
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    # into a missing directory: none is left
+    with pytest.raises(TraceError if isinstance(failure, OSError) else KeyboardInterrupt):
+        write_traces(_tiny_plan(), str(tmp_path / "new"), TraceOptions(control_bytes=999))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["traces"]
+
+
 def test_slower_link_is_what_the_time_follows(tmp_path, capsys):
     """Halving B's link (1e6 -> 5e5 B/s) doubles every message of B: B's push takes 4000
     us instead of 2000, its request 400 instead of 200, ... The tiny plan's iteration then

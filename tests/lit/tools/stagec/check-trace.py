@@ -10,6 +10,9 @@
 # RUN: mkdir -p %t/a/directory/path/long/enough/that/a/table/title/would/have/wrapped/it && cp -r %t/clean %t/a/directory/path/long/enough/that/a/table/title/would/have/wrapped/it/
 # RUN: stagec check-trace %t/a/directory/path/long/enough/that/a/table/title/would/have/wrapped/it/clean | filecheck %s --check-prefix=TABLE
 # RUN: not stagec check-trace %t/broken 2>&1 | filecheck %s --check-prefix=DEFECTS
+# --max-defects 1 prints the first and counts the other (a bad comm_group.json makes one
+# defect a node).
+# RUN: not stagec check-trace %t/broken --max-defects 1 2>&1 | filecheck %s --check-prefix=CAPPED
 # RUN: not stagec check-trace %t/missing 2>&1 | filecheck %s --check-prefix=USAGE
 # RUN: not stagec check-trace %t/clean --prefix other 2>&1 | filecheck %s --check-prefix=PREFIX
 # RUN: stagec check-trace --help | filecheck %s --check-prefix=HELP
@@ -26,10 +29,15 @@
 # DEFECTS-NEXT: check-trace: 2 defect(s) in trace.*.et (2 rank file(s))
 # DEFECTS-NOT:  Traceback
 
+# CAPPED:      trace.0.et: node 2 'ag': attribute 'comm_size' is double
+# CAPPED-NEXT: ... and 1 more (--max-defects 0 prints every one)
+# CAPPED-NEXT: check-trace: 2 defect(s) in trace.*.et (2 rank file(s))
+
 # USAGE: stagec: error: '{{.*}}missing' is not a directory
 # PREFIX: stagec: error: no trace files other.<rank>.et in '{{.*}}clean' (found: trace)
 
-# HELP: usage: stagec check-trace [-h] [--prefix P] [--json] [--jobs N] [--quiet] DIR
+# HELP: usage: stagec check-trace [-h] [--prefix P] [--json] [--jobs N]
+# HELP-NEXT: [--max-defects N] [--quiet]
 # HELP: FILE: node ID 'NAME': what is wrong, what would be right
 
 import sys

@@ -79,26 +79,24 @@ def interrupt_exit(prog: str, error: BaseException) -> int:
     return 128 + (signal.SIGINT if interrupted else signal.SIGTERM)
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer of at least 1."""
+def _int_at_least(text: str, minimum: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"{value} must be at least {minimum}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer of at least 1."""
+    return _int_at_least(text, 1)
 
 
 def non_negative_int(text: str) -> int:
     """argparse type: an integer of at least 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} must be at least 0")
-    return value
+    return _int_at_least(text, 0)
 
 
 def finite_number(text: str) -> float:

@@ -42,6 +42,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from stagec.tools.errors import UsageError, finite_number, positive_int, standalone_main
+from stagec.tools.job_options import DEFAULT_SEQ
 from stagec.tools.progress import status
 
 # deepcompile.md §5.3: "reserving approximately 7GB for the CUDA driver, NCCL buffers,
@@ -452,7 +453,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="sequences per iteration, every rank and micro-batch together (default: one micro-batch)")
     parser.add_argument("--micro-batch", type=positive_int, default=1, metavar="MBS",
                         help="sequences per micro-batch on one rank (default: %(default)s)")
-    parser.add_argument("--seq", type=positive_int, default=1024, metavar="S", help="sequence length (default: %(default)s)")
+    parser.add_argument("--seq", type=positive_int, default=DEFAULT_SEQ, metavar="S",
+                        help="sequence length, S in the IR (default: %(default)s)")
     parser.add_argument("--recompute", action="store_true", help="recompute each layer in the backward (activation checkpointing)")
     parser.add_argument("--dtype", default="bf16", choices=DTYPES, help="parameter and activation type (default: %(default)s)")
     parser.add_argument("--optimizer", default="adamw", choices=[o for o in OPTIMIZERS if o != "none"],

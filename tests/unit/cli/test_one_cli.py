@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from stagec.tools import stagec_dse, stagec_simulate, stagec_stats, stagec_summary, stagec_trace
+from stagec.tools import stagec_compile, stagec_dse, stagec_simulate, stagec_stats, stagec_summary, stagec_trace
 from stagec.tools.job_options import add_job_arguments
 from tests.unit.templates.tiny_configs import TINY
 
@@ -40,14 +40,16 @@ def test_job_commands_share_every_job_option(name):
         assert theirs.get(option) == spec, f"stagec {name} {option} differs from the shared job option"
 
 
-def test_dse_takes_the_shared_model_and_training_options():
+@pytest.mark.parametrize("command", [stagec_dse, stagec_compile])
+def test_dse_and_compile_take_the_shared_model_and_training_defaults(command):
+    # their own option sets (strategies to explore; an fsdp step), with the job's defaults
     parser = argparse.ArgumentParser()
-    stagec_dse.add_arguments(parser)
+    command.add_arguments(parser)
     theirs = _options(parser)
     shared = job_options()
     for option in ("--seq", "--micro-batch", "--dtype", "--optimizer", "--recompute", "--hardware"):
         if option in theirs:
-            assert theirs[option][0] == shared[option][0], f"stagec dse {option}'s default differs"
+            assert theirs[option][0] == shared[option][0], f"{command.__name__} {option}'s default differs"
 
 
 def test_no_optimizer_leaves_the_optimizer_flops_out_of_stats(tmp_path):

@@ -9,8 +9,9 @@ keeps pointing where it did: the file it names is the one replaced.
 A write that the machine refuses (a full disk or quota, a file-size limit, an I/O
 error) is a UsageError naming the file and the error, and leaves nothing behind;
 `write_failure` says the same of stdout for the tools' main functions.
-`require_regular_file` refuses a device or FIFO for the outputs that other writers
-replace (timelines, plots).
+`check_output_path` checks, before the work, that an output file can be made;
+`require_regular_file` also refuses a device or FIFO for the outputs that other
+writers replace (timelines, plots).
 """
 
 from __future__ import annotations
@@ -95,6 +96,12 @@ def require_regular_file(option: str, path: str | None) -> None:
     if _written_in_place(path):
         raise UsageError(f"{option} '{path}': not a regular file (a device, a FIFO or a path in /dev or /proc), "
                          "which this output would replace; give a file path")
+    check_output_path(option, path)
+
+
+def check_output_path(option: str, path: str) -> None:
+    """Before the work: the file `option` names can be made - its directory exists and
+    it is not itself a directory."""
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise UsageError(f"{option} '{path}': the directory '{directory}' does not exist")

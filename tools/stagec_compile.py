@@ -291,7 +291,8 @@ def compile_step(module, bindings: Mapping[str, int], settings: CompileSettings,
                     _verify_after(program, name)
                     raise
         result.module = program
-    _verify_after(program, chosen[-1][0] if chosen else "stg-fully-shard")
+    if not (settings.verify_each and chosen):  # else the last pass's verification was this one
+        _verify_after(program, chosen[-1][0] if chosen else base)
     result.seconds = time.perf_counter() - started
     return result
 
@@ -362,13 +363,11 @@ def write_module(module, path: str) -> None:
     """Print `module` to `path` through a temporary file in the same directory."""
     from xdsl.printer import Printer
 
-    from stagec.tools.output import output_stream
+    from stagec.tools.output import check_output_path, output_stream
 
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise UsageError(f"-o {path}: the directory '{directory}' does not exist")
     if path == "-":
         raise UsageError("-o -: the report goes to stdout; give the scheduled IR a file")
+    check_output_path("-o", path)
     # a device (-o /dev/null) is written in place, not replaced (tools/output.py)
     with output_stream(path) as stream:
         Printer(stream=stream).print_op(module)

@@ -407,12 +407,12 @@ class StagecOptMain(xDSLOptMain):
             at = error.span.start
             if at < len(text) and _CONTROL_CHARACTER.match(text, at):
                 # the lexer's "Unexpected character" would print it invisibly
-                line, column = text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+                line, column = _line_column(text, at)
                 raise IRError(f"{name}:{line + start_offset}:{column}: error: the input holds the control character "
                               f"U+{ord(text[at]):04X}: stagec-opt reads MLIR text, not a binary file",
                               when_parsing=True) from None
             if at < len(text) and text[at] == "}" and "Could not parse entire input" in error.msg:
-                line, column = text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+                line, column = _line_column(text, at)
                 source = text.splitlines()[line - 1] if text.splitlines() else ""
                 raise IRError(f"{name}:{line + start_offset}:{column}: error: unexpected '}}': it closes no region "
                               f"or block (one '}}' too many?)\n{source}\n{' ' * (column - 1)}^",
@@ -583,9 +583,12 @@ def _unclosed_brace(text: str) -> tuple[int, int] | None:
             opened.pop()
     if not opened:
         return None
-    at = opened[-1]
-    line = code.count("\n", 0, at) + 1
-    return line, at - (code.rfind("\n", 0, at) + 1) + 1
+    return _line_column(code, opened[-1])
+
+
+def _line_column(text: str, at: int) -> tuple[int, int]:
+    """(line, column), 1-based, of offset `at` in `text`."""
+    return text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
 
 
 def _report_internal_error(error: BaseException) -> int:

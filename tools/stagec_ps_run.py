@@ -191,7 +191,9 @@ def run(args: argparse.Namespace) -> int:
     from stagec.runtime.ps.launcher import run as run_deployment
 
     if args.json:
-        _check_json_path(args.json)  # before the run, not after it
+        from stagec.tools.output import check_output_path
+
+        check_output_path("--json", args.json)  # before the run, not after it
     dep = deployment_from_args(args)
     secret = os.environ.get("DIPS_SECRET", "").encode() or secrets.token_hex(16).encode()
     console = Console(stderr=True)
@@ -214,15 +216,6 @@ def run(args: argparse.Namespace) -> int:
                                      "eval_loss": summary.eval_loss, "restarts": summary.restarts,
                                      "workdir": dep.workdir, "log": summary.log}, indent=1))
     return 0 if summary.finished else 1
-
-
-def _check_json_path(path: str) -> None:
-    """--json FILE can be written: its directory exists and it is no directory."""
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise UsageError(f"--json {path}: the directory '{directory}' does not exist")
-    if os.path.isdir(path):
-        raise UsageError(f"--json {path}: a directory; give a file path")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -28,6 +28,7 @@ import tempfile
 
 from stagec.runtime.exec.device import DEVICES
 from stagec.tools.errors import UsageError, finite_number, non_negative_number, positive_int, positive_number
+from stagec.tools.output import check_output_path
 from stagec.tools.stagec_stats import DTYPES, STRATEGY_AXES, add_frontend_arguments, micro_batches_of, strategy_options
 
 HELP = """\
@@ -436,14 +437,10 @@ def run(args: argparse.Namespace) -> None:
         raise UsageError(f"--hostfile {args.hostfile}: no such file (mpiexec's host file: one host[:slots] a line)")
     if args.checkpoint and os.path.lexists(args.checkpoint) and not os.path.isdir(args.checkpoint):
         raise UsageError(f"--checkpoint {args.checkpoint}: not a directory; give the directory the shards go in")
-    if args.json:
-        directory = os.path.dirname(os.path.abspath(args.json))
-        if not os.path.isdir(directory):
-            raise UsageError(f"--json {args.json}: the directory {directory} does not exist")
+    for option, path in (("--json", args.json), ("--profile", args.profile)):
+        if path:
+            check_output_path(option, path)
     if args.profile:
-        directory = os.path.dirname(os.path.abspath(args.profile))
-        if not os.path.isdir(directory):
-            raise UsageError(f"--profile {args.profile}: the directory {directory} does not exist")
         if args.pp > 1:
             raise UsageError("--profile with --pp: a profile covers one step function; pipelined stages have several")
     args.torch_parameters = None

@@ -163,8 +163,8 @@ def test_iterations_beyond_what_can_be_built(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("where, message", [
-    ("missing/summary.json", "--json {path}: the directory '{dir}' does not exist"),
-    (".", "--json {path}: a directory; give a file path"),
+    ("missing/summary.json", "--json '{path}': the directory '{dir}' does not exist"),
+    (".", "--json '{path}': a directory; give a file path"),
 ], ids=["missing-directory", "a-directory"])
 def test_ps_run_json_checked_before_the_run(tmp_path, capsys, where, message):
     """`stagec ps run --json` wrote its summary after the whole run (20 s for tiny4)

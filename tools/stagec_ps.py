@@ -137,7 +137,7 @@ def _check_trace_options(args: argparse.Namespace) -> None:
 
 
 def _write_traces(args: argparse.Namespace, plan) -> None:
-    from stagec.runtime.chakra.emit import file_list, previous_output
+    from stagec.runtime.chakra.staging import file_list, previous_output
     from stagec.runtime.ps.trace import TABLE2_UPDATE_BYTES_PER_S, TraceError, TraceOptions, write_traces
 
     # Another job's traces there (`stagec trace`'s, or a plan's of another prefix) share

@@ -135,15 +135,8 @@ def _cost_model(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> None:
-    from stagec.runtime.chakra.emit import (
-        EmitError,
-        EmitOptions,
-        PreviousJobError,
-        build_programs,
-        emit_traces,
-        file_list,
-        previous_output,
-    )
+    from stagec.runtime.chakra.emit import EmitError, EmitOptions, build_programs, emit_traces
+    from stagec.runtime.chakra.staging import PreviousJobError, file_list, previous_output
 
     if (args.ir is None) == (args.model is None):
         raise UsageError("give --model or --ir (a module from `stagec compile`), not both")
@@ -192,7 +185,7 @@ _PROG = "stagec"
 
 
 def _previous_job(args: argparse.Namespace, files) -> str:
-    from stagec.runtime.chakra.emit import file_list
+    from stagec.runtime.chakra.staging import file_list
 
     return (f"--out '{args.out}' holds the traces of another job ({file_list(files)}): "
             f"give --force to replace them (other files stay), or another directory")

@@ -34,7 +34,7 @@ import json
 import os
 from dataclasses import dataclass
 
-from stagec.runtime.chakra.emit import Staging
+from stagec.runtime.chakra.staging import Staging
 from stagec.runtime.chakra.schema import Node, NodeType
 from stagec.runtime.chakra.wire import TraceWriter, write_comm_groups
 from stagec.runtime.ps.plan import Plan
@@ -217,7 +217,7 @@ class TraceReport:
 def write_traces(plan: Plan, out_dir: str, options: TraceOptions = TraceOptions()) -> TraceReport:
     """Write the plan's traces, links, comm_group.json and ranks file into `out_dir`
     (created if missing). They appear whole or not at all: written into a staging
-    directory first (runtime/chakra/emit.py `Staging`), then made the result, replacing
+    directory first (runtime/chakra/staging.py `Staging`), then made the result, replacing
     this prefix's previous traces (ranks beyond this world included), so the directory
     holds one job of that prefix; an interrupt or error leaves the previous ones."""
     chains = build_nodes(plan, options)

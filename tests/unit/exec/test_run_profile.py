@@ -144,7 +144,7 @@ def test_profile_refused_before_launch(tmp_path, capsys):
     code = main(["run", "-n", "2", "--fsdp", "2", "--model", config, "--seq", "8", "--steps", "1", "--quiet",
                  "--profile", str(tmp_path / "missing" / "p.json")])
     assert code == 2
-    assert f"--profile {tmp_path / 'missing' / 'p.json'}: the directory" in capsys.readouterr().err
+    assert f"--profile '{tmp_path / 'missing' / 'p.json'}': the directory" in capsys.readouterr().err
     code = main(["run", "-n", "2", "--pp", "2", "--model", config, "--seq", "8", "--steps", "1", "--quiet",
                  "--profile", str(tmp_path / "p.json")])
     assert code == 2

@@ -26,7 +26,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-__all__ = ["WorkerDied", "fork_each", "quiet_pool"]
+__all__ = ["WorkerDied", "fork_each", "process_alive", "quiet_pool"]
 
 _PR_SET_PDEATHSIG = 1
 _PARENT_SIGNALS = {signal.SIGINT, signal.SIGTERM}
@@ -182,3 +182,19 @@ def _describe_status(status: int) -> str:
     if os.WIFSIGNALED(status):
         return f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
     return f"exit status {os.waitstatus_to_exitcode(status)}"
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process `pid` still runs: one that exists but belongs to another user
+    does; a zombie, which has exited and only waits for its parent to reap it, does not."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

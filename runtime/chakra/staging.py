@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from stagec.runtime.chakra.errors import OutputError
+from stagec.runtime.workers import process_alive
 
 __all__ = ["COMM_GROUP_FILE", "OutputEstimate", "PreviousJobError", "Staging", "file_list", "is_staging",
            "previous_output"]
@@ -91,18 +92,8 @@ def _remove_stale_staging(directory: str, prefix: str) -> None:
             if match is None or not name.startswith(prefix) or not os.path.isdir(os.path.join(directory, name)):
                 continue
             pid = int(match["pid"])
-            if pid != os.getpid() and not _alive(pid):
+            if pid != os.getpid() and not process_alive(pid):
                 shutil.rmtree(os.path.join(directory, name), ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class Staging:

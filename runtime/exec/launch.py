@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from stagec.runtime.exec.status import PREFIX, read_reports, read_status
+from stagec.runtime.workers import process_alive
 
 GRACE_SECONDS = 2.0
 
@@ -84,20 +85,6 @@ def _environment(ranks: int) -> dict[str, str]:
     return env
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie is dead
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 class _Job:
     def __init__(self, rundir: str, ranks: int, process: subprocess.Popen):
         self.rundir, self.ranks, self.process = rundir, ranks, process
@@ -140,7 +127,7 @@ class _Job:
         except (ProcessLookupError, PermissionError):
             pass
         for pid in self.pids():
-            if _alive(pid):
+            if process_alive(pid):
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
@@ -187,7 +174,7 @@ def launch(module_text: str, bindings: Mapping[str, int], job: Mapping, ranks: i
                 break
             if watch and state.first_dead is None:
                 pids = state.pids()
-                dead = [pid for pid in pids if not _alive(pid)]
+                dead = [pid for pid in pids if not process_alive(pid)]
                 if dead:
                     died_at = time.monotonic()
                     state.first_dead = _first(dead, pids, state.rundir)
@@ -274,7 +261,7 @@ def _diagnose(state: _Job, code: int) -> str:
         pid = state.first_dead
         activity = read_status(state.rundir, pids[pid]).activity
         return f"rank {pids[pid]} of {state.ranks} (pid {pid}) died during {activity or 'its start'}{_how(log, pid)}{where}"
-    dead = [pid for pid in pids if not _alive(pid)]
+    dead = [pid for pid in pids if not process_alive(pid)]
     for match in _BAD.finditer(log):
         pid = int(match.group(1))
         if pid in pids:

@@ -15,6 +15,8 @@ import time
 
 import pytest
 
+from stagec.runtime.workers import process_alive
+
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork and process groups as on Linux")
 
 # Two workers, one task: one worker runs the task, the other waits for the next with
@@ -53,3 +55,20 @@ def test_sigterm_to_the_process_group_ends_the_pool():
     assert time.monotonic() - started < 10
     with pytest.raises(ProcessLookupError):  # nothing of the group is left
         os.killpg(process.pid, 0)
+
+
+def test_process_alive_counts_a_zombie_as_dead():
+    # a trace job's lock (staging) and a run's ranks (launch) both ask whether a
+    # recorded pid still runs; an exited child not yet reaped must read as gone
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with open(f"/proc/{child.pid}/stat") as stat:
+            if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
+                break
+        time.sleep(0.01)
+    assert not process_alive(child.pid)  # a zombie
+    child.wait()
+    assert not process_alive(child.pid)  # reaped
+    assert process_alive(os.getpid())
+    assert process_alive(1)  # init: running, though perhaps not ours to signal

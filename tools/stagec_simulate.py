@@ -17,7 +17,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from stagec.tools.errors import UsageError, positive_int, standalone_main
+from stagec.tools.errors import UsageError, standalone_main
 from stagec.tools.output import require_regular_file
 from stagec.tools.stagec_stats import human_bytes
 from stagec.tools.job_options import add_job_arguments

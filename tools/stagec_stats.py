@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from stagec.tools.errors import UsageError, positive_int
+from stagec.tools.errors import UsageError
 from stagec.tools.job_options import (  # noqa: F401 (shared)
     DATA_AXES,
     DTYPES,

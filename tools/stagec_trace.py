@@ -21,8 +21,7 @@ from stagec.tools.errors import UsageError, positive_int, standalone_main
 from stagec.tools.job_options import DEFAULT_SEQ, SCHEDULES, add_job_arguments  # noqa: F401 (shared)
 from stagec.tools.stagec_stats import human_bytes, human_flops
 
-from stagec.passes.stg_bucket_gradients import DEFAULT_BUCKET_MB
-from stagec.tools.step import add_phase_arguments, is_inference, micro_batches_for, step_bindings, step_module
+from stagec.tools.step import is_inference, micro_batches_for, step_bindings, step_module
 
 # Beyond these a job's output needs --yes: far more than a simulator reads in a day, and
 # a typo away from filling a disk (--dp 1000000 writes a million files).

@@ -49,7 +49,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FloatAttr, IntAttr, IntegerAttr, StringAttr
-from xdsl.ir import Attribute, Operation, Region
+from xdsl.ir import Attribute, Operation
 from xdsl.irdl import irdl_op_definition, opt_prop_def, prop_def, region_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer

@@ -20,7 +20,12 @@ receiver i % slaves), without Di-PS's work. Under heavy load the paths with more
 threads and processes get a larger share of the CPUs, so the per-repeat ratio against
 the fastest raw path of the same repeat is the one to trust.
 
-The three paths take turns, repeat after repeat, so the other jobs on a shared machine
+For reference, not as a target: raw ZeroMQ on one connection whose receiver keeps every
+frame of a push until its end, as a receiver must that holds the parameters it is sent
+but has no memory pool: libzmq receives each large frame into a fresh allocation, which
+the kernel faults in and zeroes, where the discarding receivers reuse freed buffers.
+
+The paths take turns, repeat after repeat, so the other jobs on a shared machine
 load them alike; the ratio is printed best against best and per repeat. The CPU
 seconds each path costs per push (sender and receivers, from /proc) and the one-core
 speed of each payload MAC show where the difference goes.
@@ -57,13 +62,15 @@ from results_io import write_json  # noqa: E402
 SECRET = b"bench-secret"
 
 
-def raw_receiver(port: int, connections: int) -> None:
-    """Receive until every connection sent its 'end' frame; acknowledge each."""
+def raw_receiver(port: int, connections: int, keep: bool = False) -> None:
+    """Receive until every connection sent its 'end' frame; acknowledge each. With
+    `keep`, hold every frame of a push until its end, as a receiver without a memory
+    pool holds the parameters it is sent (libzmq's fresh buffers, not reused ones)."""
     ctx = zmq.Context()
     sock = ctx.socket(zmq.ROUTER)
     sock.bind(f"tcp://127.0.0.1:{port}")
     while True:
-        ended = 0
+        ended, kept = 0, []
         while ended < connections:
             msg = sock.recv_multipart(copy=False)
             if msg[1].bytes == b"end":
@@ -71,6 +78,8 @@ def raw_receiver(port: int, connections: int) -> None:
                 ended += 1
             elif msg[1].bytes == b"quit":
                 return
+            elif keep:
+                kept.append(msg)
 
 
 def raw_push(ports: list[int], tensors: list[np.ndarray], connections: int) -> float:
@@ -148,10 +157,11 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--window", type=int, default=2, help="layers written to the wire at once (DataClient)")
     parser.add_argument("--json", metavar="PATH", help="write the results here")
-    parser.add_argument("--raw-receiver", nargs=2, type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--raw-receiver", nargs=3, type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.raw_receiver:
-        raw_receiver(*args.raw_receiver)
+        port, connections, keep = args.raw_receiver
+        raw_receiver(port, connections, bool(keep))
         return 0
 
     total = args.mbytes * 2 ** 20
@@ -174,7 +184,9 @@ def main(argv=None) -> int:
     # raw paths: (receiver processes, connections); the last one has Di-PS's shape, a
     # connection per layer to the receiver of layer i % slaves
     shapes = {"raw_1": (1, 1), wide: (1, args.layers), spread: (args.slaves, args.layers)}
-    results = {**{key: [] for key in shapes}, "dips": []}
+    # for reference, not a target: raw ZeroMQ whose receiver keeps what it is sent
+    receiving_shapes = {**shapes, "raw_1_keep": (1, 1)}
+    results = {**{key: [] for key in receiving_shapes}, "dips": []}
     cpu = {key: 0.0 for key in results}
     try:
         sup.spawn("master")
@@ -182,20 +194,21 @@ def main(argv=None) -> int:
             sup.spawn("slave", s)
         auth = Authenticator(SECRET)
         control = ControlClient(dep.master_address, auth)
-        while (status := control.call("status")) is None or len(sup.status().get("slaves", [])) < args.slaves:
+        while control.call("status") is None or len(sup.status().get("slaves", [])) < args.slaves:
             time.sleep(0.1)
         specs = [LayerSpec.of({n: a}) for n, a in params.items()]
         client = DataClient(auth, dep.layer_address, specs, timeout_s=600, window=args.window)
         tensors = [{n: a} for n, a in params.items()]
         arrays = list(params.values())
         ports, pids = {}, {}
-        base = free_port_block(sum(processes for processes, _ in shapes.values()))
-        for key, (processes, connections) in shapes.items():
+        base = free_port_block(sum(processes for processes, _ in receiving_shapes.values()))
+        for key, (processes, connections) in receiving_shapes.items():
             ports[key], base = list(range(base, base + processes)), base + processes
             for i, port in enumerate(ports[key]):
                 expected = len(range(i, connections, processes))
                 receivers.append(subprocess.Popen([sys.executable, __file__, "--raw-receiver", str(port),
-                                                   str(expected)], start_new_session=True))
+                                                   str(expected), str(int(key.endswith("_keep")))],
+                                                  start_new_session=True))
                 pids.setdefault(key, []).append(receivers[-1].pid)
         time.sleep(1.0)
 
@@ -207,7 +220,8 @@ def main(argv=None) -> int:
             control.call("push_failed", push=push)  # nothing to commit: drop it so the pools are freed
             return seconds
 
-        runs = {key: (lambda key=key: raw_push(ports[key], arrays, shapes[key][1])) for key in shapes}
+        runs = {key: (lambda key=key: raw_push(ports[key], arrays, receiving_shapes[key][1]))
+                for key in receiving_shapes}
         runs["dips"] = dips_push
         # whose CPU time each path costs: the sender (this process) and its receivers
         receiving = {**pids, "dips": [p.pid for (role, _), p in sup.procs.items() if role in ("master", "slave")]}
@@ -237,13 +251,14 @@ def main(argv=None) -> int:
     print(f"{'path':<34}{'best s':>9}{'median s':>10}{'GB/s':>8}{'vs raw':>8}{'CPU s':>7}")
     names = {"raw_1": "raw ZeroMQ, 1 connection", wide: f"raw ZeroMQ, {args.layers} connections",
              spread: f"raw ZeroMQ, {args.layers} conn. to {args.slaves} procs",
-             "dips": "Di-PS push (auth, checks, pools)"}
+             "raw_1_keep": "raw ZeroMQ, 1 conn., kept (ref.)", "dips": "Di-PS push (auth, checks, pools)"}
     for key, label in names.items():
         times = sorted(results[key])
         print(f"{label:<34}{times[0]:>9.3f}{times[len(times) // 2]:>10.3f}{gbps[key]:>8.2f}"
               f"{gbps[key] / gbps['raw_1']:>8.0%}{cpu[key]:>7.2f}")
     print("(CPU s: mean user + system seconds per push of the sender and the receiving processes, "
-          "the master included for Di-PS)")
+          "the master included for Di-PS; 'kept': the receiver holds every frame of a push, in fresh "
+          "buffers, as one without Di-PS's memory pool does)")
     raw_s = nbytes / gbps["raw_1"] / 1e9
     print("one core, one layer (GB/s): " + ", ".join(f"{k} {v:.2f}" for k, v in rates.items()))
     for key in ("hmac-sha256", ALGORITHM):

@@ -27,8 +27,8 @@ plan's slave PSs (data flow on ZeroMQ, a thread per layer) and its clusters (the
 Llama trained with AdamW for H inner steps, then pushed and pulled), each a process on
 loopback, supervised and restarted if it dies, until the token budget is consumed.
 
-CONFIG_OR_PLAN is what `stagec ps plan` reads (a CONFIG in YAML, or the ps program it
-prints, .mlir), or a JSON file: either a plan (the fields of runtime/ps/plan.py's Plan)
+CONFIG_OR_PLAN is what `stagec ps plan` reads (a CONFIG in YAML, or JSON with `slaves`,
+or the ps program it prints, .mlir), or a JSON file: either a plan (the fields of runtime/ps/plan.py's Plan)
 or {"plan": {...}, "run": {...}} where "run" may set mode, total_tokens, inner_lr,
 step_time_s, model (vocab, hidden, intermediate, layers, heads, kv_heads, head_dim,
 tie_embeddings, rope_theta, norm_eps, rope_scaling, seq, batch, seed). Command-line
@@ -70,22 +70,30 @@ def _read(path: Path) -> tuple[dict, dict]:
     """(plan JSON, run settings) from the user's file."""
     if not path.exists():
         raise UsageError(f"{path}: no such file")
-    if path.suffix in (".yaml", ".yml"):
-        plan, model = _read_config(path)
-        return plan, {"model_description": model}
     if path.suffix == ".mlir":
         return _read_plan(path), {}
+    if path.suffix != ".json":  # any other file is a CONFIG, as `stagec ps plan` reads it
+        return _config_and_model(path)
     try:
-        data = json.loads(path.read_text())
-    except ValueError as error:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise UsageError(f"{path}: cannot read: {error.strerror or error}") from None
+    except ValueError as error:  # UnicodeDecodeError too
         raise UsageError(f"{path}: not JSON ({error})") from None
     if not isinstance(data, dict):
         raise UsageError(f"{path}: expected a JSON object with a plan, got {type(data).__name__}")
+    if "slaves" in data:  # a CONFIG written in JSON (YAML's subset): a plan has num_slaves
+        return _config_and_model(path)
     if "plan" in data:
         if "run" not in data and "mode" in data:  # a run's deployment.json: rerun it with its own settings
             return data["plan"], {key: data[key] for key in _DEPLOYMENT_RUN_KEYS if key in data}
         return data["plan"], data.get("run", {})
     return data, {}
+
+
+def _config_and_model(path: Path) -> tuple[dict, dict]:
+    plan, model = _read_config(path)
+    return plan, {"model_description": model}
 
 
 def _read_plan(path: Path) -> dict:

@@ -2,6 +2,7 @@
 bad file is one line and exit status 2."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -42,3 +43,29 @@ def test_layers_that_match_no_parameter_are_reported(tmp_path, capsys):
     path.write_text(json.dumps(data))
     assert main([str(path), "--quiet"]) == 2
     assert "belongs to no layer of the plan" in capsys.readouterr().err
+
+
+def test_a_config_is_read_whatever_its_name_as_ps_plan_reads_it(tmp_path):
+    # `stagec ps plan` takes any non-.mlir file as a CONFIG (YAML, of which JSON is a
+    # subset); `ps run` took only .yaml/.yml and read the rest as a plan JSON.
+    import yaml
+
+    from stagec.tools.stagec_ps_run import _read
+
+    config = yaml.safe_load(open("examples/ps/tiny4.yaml"))
+    expected, _ = _read(Path("examples/ps/tiny4.yaml"))
+    as_json = tmp_path / "tiny4.json"
+    as_json.write_text(json.dumps(config))
+    other_suffix = tmp_path / "tiny4.cfg"
+    other_suffix.write_text(Path("examples/ps/tiny4.yaml").read_text())
+    for path in (as_json, other_suffix):
+        plan, run = _read(path)
+        assert plan == expected and run["model_description"].name == "llama3.2-1b"
+
+
+@pytest.mark.parametrize("name", ["a_dir", "a_dir.json"])
+def test_a_directory_is_one_line_and_exit_2(tmp_path, capsys, name):
+    (tmp_path / name).mkdir()
+    assert main([str(tmp_path / name), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "Is a directory" in err and "Traceback" not in err and err.count("\n") == 1

@@ -165,6 +165,7 @@ def deployment_from_args(args: argparse.Namespace):
     if len(plan.slave_of_layer) != len(plan.layers) or any(not 0 <= s < plan.num_slaves for s in plan.slave_of_layer):
         raise UsageError(f"{path}: slave_of_layer must give each of the {len(plan.layers)} layers a slave in "
                          f"0..{plan.num_slaves - 1}")
+    _verify_plan(plan, path)
     mode = args.mode or run.get("mode", "dips")
     if mode not in MODES:
         raise UsageError(f"{path}: run.mode '{mode}' is not one of {', '.join(MODES)}")
@@ -175,6 +176,20 @@ def deployment_from_args(args: argparse.Namespace):
     return Deployment(plan=plan, mode=mode, model=spec, workdir=str(Path(workdir).resolve()), total_tokens=tokens,
                       master_port=free_port_block(1), data_port=free_port_block(len(plan.layers)),
                       inner_lr=float(run.get("inner_lr", 3e-3)), step_time_s=float(run.get("step_time_s", 0.0)))
+
+
+def _verify_plan(plan, path: Path) -> None:
+    """What the runtime loops on, in a plan JSON (a CONFIG or ps program is checked when
+    read): with H = 0 no cluster ever consumes a token and the run never ends."""
+    wrong = [f"{name} {value}" for name, value, ok in (
+        ("inner_steps", plan.inner_steps, plan.inner_steps >= 1),
+        ("heartbeat_s", plan.heartbeat_s, plan.heartbeat_s > 0),
+        ("missed_heartbeats", plan.missed_heartbeats, plan.missed_heartbeats >= 1),
+        ("clusters", len(plan.clusters), len(plan.clusters) >= 1),
+        ("layers", len(plan.layers), len(plan.layers) >= 1)) if not ok]
+    if wrong:
+        raise UsageError(f"{path}: {', '.join(wrong)}: give inner_steps >= 1, heartbeat_s > 0, missed_heartbeats >= 1 "
+                         "and at least one cluster and one layer")
 
 
 def _table(status: dict, restarts: dict):

@@ -69,3 +69,15 @@ def test_a_directory_is_one_line_and_exit_2(tmp_path, capsys, name):
     assert main([str(tmp_path / name), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "Is a directory" in err and "Traceback" not in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("field, value", [("inner_steps", 0), ("heartbeat_s", 0.0)])
+def test_a_plan_the_runtime_would_loop_on_is_refused_before_it_starts(tmp_path, capsys, field, value):
+    # H = 0 ran until --timeout (or for ever): no cluster consumed a token.
+    data = plan_to_json(tiny_plan())
+    data[field] = value
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(data))
+    assert main([str(path), "--quiet", "--timeout", "20"]) == 2
+    err = capsys.readouterr().err
+    assert f"{field} " in err and "Traceback" not in err and err.count("\n") == 1

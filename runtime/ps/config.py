@@ -179,13 +179,47 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: Any, line: int, column: int, first_line: int):
+        self.key, self.line, self.column, self.first_line = key, line, column, first_line
+
+
+def _unique_key_loader():
+    """PyYAML's safe loader, except that a mapping giving one key twice is an error:
+    YAML says keys are unique, and PyYAML would keep the last one without a word
+    (`slaves: 4` ... `slaves: 16` copied from another CONFIG)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            first: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *base`, whose keys a mapping may override
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    seen = key in first
+                except TypeError:  # an unhashable key: PyYAML's own error follows
+                    continue
+                mark = key_node.start_mark
+                if seen:
+                    raise _DuplicateKey(key, mark.line + 1, mark.column + 1, first[key])
+                first[key] = mark.line + 1
+            return super().construct_mapping(node, deep)
+
+    return Loader
+
+
 def load_config(path: str) -> PsConfig:
     """Read and check a CONFIG file (module docstring)."""
     import yaml
 
     try:
         with open(path, encoding="utf-8") as stream:
-            doc = yaml.safe_load(stream)
+            doc = yaml.load(stream, Loader=_unique_key_loader())
+    except _DuplicateKey as error:
+        raise PsConfigError(f"{path}:{error.line}:{error.column}: key '{error.key}' is given twice (first on line "
+                            f"{error.first_line}); give each key once") from None
     except OSError as error:
         raise PsConfigError(f"{path}: cannot read: {error.strerror or error}") from None
     except UnicodeDecodeError:

@@ -136,3 +136,21 @@ def test_cli_exit_2_one_line(tmp_path, capsys):
     assert err.startswith(f"stagec: error: {path}:") and "not valid YAML" in err and "\n" not in err
     assert main(["ps", "plan", str(tmp_path / "missing.yaml")]) == 2
     assert "cannot read: No such file or directory" in capsys.readouterr().err
+
+
+def test_a_key_given_twice_is_an_error_not_the_last_one(tmp_path):
+    # PyYAML keeps the last of two equal keys without a word: `slaves: 16` pasted below
+    # `slaves: 4` planned 16 slaves.
+    path = tmp_path / "twice.yaml"
+    path.write_text("clusters: [{name: A, throughput: 1}]\nbandwidth: 1Gbps\nslaves: 4\n"
+                    "model: llama3.2-1b\ninner_steps: 1\nslaves: 16\n")
+    with pytest.raises(PsConfigError) as error:
+        load_config(str(path))
+    assert str(error.value) == (f"{path}:6:1: key 'slaves' is given twice (first on line 3); give each key once")
+
+
+def test_a_merge_key_may_be_overridden(tmp_path):
+    path = tmp_path / "merge.yaml"
+    path.write_text("clusters:\n  - &c {name: A, throughput: 1000}\n  - {<<: *c, name: B}\nbandwidth: 1Gbps\n"
+                    "slaves: 1\nmodel: llama3.2-1b\ninner_steps: 1\n")
+    assert [c.name for c in load_config(str(path)).clusters] == ["A", "B"]

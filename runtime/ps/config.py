@@ -364,11 +364,13 @@ def model_layers(spec: ModelSpec, source: str = "config") -> tuple[Layer, ...]:
     from stagec.frontends.templates import ConfigError, build_model, load_config as load_model
 
     try:
+        base = load_model(spec.name).raw
         module = build_model(load_model(spec.name, **spec.overrides), "bf16")
     except ConfigError as error:
         raise PsConfigError(f"{source}: key 'model': {error}") from None
     except (TypeError, ValueError) as error:
         raise PsConfigError(f"{source}: key 'model.overrides': {error}") from None
+    _check_override_names(spec.overrides, base, source)
     from stagec.frontends.templates.blocks import DTYPES
 
     width = element_bytes(DTYPES[spec.dtype])
@@ -400,6 +402,22 @@ def model_layers(spec: ModelSpec, source: str = "config") -> tuple[Layer, ...]:
             layers.extend(Layer(f"{stem}.{first + i}", per_layer) for i in range(count))
             stacked[stem] = first + count
     return tuple(_merge_same_prefix(layers))
+
+
+def _check_override_names(overrides: Mapping[str, Any], base: Mapping[str, Any], source: str) -> None:
+    """An override the model's config lacks but nearly spells (`hiden_size`,
+    `tie_word_embedding`) is a typo: HF configs take any key, so it would change
+    nothing without a word. A key far from all of them may be one the config leaves
+    to its default (`rope_parameters`), and is taken."""
+    import difflib
+
+    for key in overrides:
+        if key in base:
+            continue
+        near = difflib.get_close_matches(key, [k for k in base if not k.startswith("_")], n=1, cutoff=0.85)
+        if near:
+            raise PsConfigError(f"{source}: key 'model.overrides.{key}': not a key of the model's config; "
+                                f"did you mean {near[0]}?")
 
 
 def _merge_same_prefix(layers: list[Layer]) -> list[Layer]:

@@ -154,3 +154,17 @@ def test_a_merge_key_may_be_overridden(tmp_path):
     path.write_text("clusters:\n  - &c {name: A, throughput: 1000}\n  - {<<: *c, name: B}\nbandwidth: 1Gbps\n"
                     "slaves: 1\nmodel: llama3.2-1b\ninner_steps: 1\n")
     assert [c.name for c in load_config(str(path)).clusters] == ["A", "B"]
+
+
+@pytest.mark.parametrize("typo, meant", [("hiden_size", "hidden_size"), ("tie_word_embedding", "tie_word_embeddings")])
+def test_an_override_that_misspells_a_config_key_is_an_error(typo, meant):
+    # HF configs take any key: the typo planned the template's 2048-wide model, or an
+    # untied head, without a word.
+    with pytest.raises(PsConfigError) as error:
+        model_layers(ModelSpec("llama3.2-1b", {**TINY, typo: 32}), "cfg.yaml")
+    assert str(error.value) == (f"cfg.yaml: key 'model.overrides.{typo}': not a key of the model's config; "
+                                f"did you mean {meant}?")
+
+
+def test_an_override_the_config_leaves_to_its_default_is_taken():
+    assert model_layers(ModelSpec("llama3.2-1b", {**TINY, "rope_parameters": {"rope_type": "default"}}))

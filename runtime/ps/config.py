@@ -85,6 +85,9 @@ _RATE_UNITS = {
     "KiB/s": 2.0**10, "MiB/s": 2.0**20, "GiB/s": 2.0**30, "TiB/s": 2.0**40,
 }
 _DURATION_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
+# A slave PS is a process (and a trace rank, and a line of the summary): the paper runs
+# 16 (§5.4). Far more is a slip of the keyboard; 10^20 crashed the placement's lists.
+_MAX_SLAVES = 65536
 
 
 class _Reader:
@@ -109,11 +112,13 @@ class _Reader:
                 raise self.fail(f"{key}.{name}" if key else str(name), "unknown key", f"the keys are {', '.join(allowed)}")
         return value
 
-    def integer(self, value: Any, key: str, minimum: int) -> int:
+    def integer(self, value: Any, key: str, minimum: int, maximum: int | None = None) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.fail(key, f"{_shown(value)} is not an integer", f"give an integer >= {minimum}")
         if value < minimum:
             raise self.fail(key, f"{value} is less than {minimum}", f"give an integer >= {minimum}")
+        if maximum is not None and value > maximum:
+            raise self.fail(key, f"{_shown(value)} is more than {maximum:,}", f"give an integer <= {maximum:,}")
         return value
 
     def number(self, value: Any, key: str, *, positive: bool = False, minimum: float | None = None,
@@ -255,7 +260,7 @@ def config_from_dict(doc: Any, source: str = "config") -> PsConfig:
         source=source,
         clusters=clusters,
         bandwidth=bandwidth,
-        num_slaves=r.integer(doc["slaves"], "slaves", 1),
+        num_slaves=r.integer(doc["slaves"], "slaves", 1, _MAX_SLAVES),
         model=_model(r, doc["model"]),
         inner_steps=r.integer(doc["inner_steps"], "inner_steps", 1),
         grace_window_s=r.duration(doc.get("grace_window", 5.0), "grace_window", positive=False),

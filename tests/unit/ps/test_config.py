@@ -90,6 +90,8 @@ def test_llama32_1b_parameter_count():
     (dict(bandwidth="10Gb/s"), "key 'bandwidth': '10Gb/s' is not a rate; give bytes/s as a number > 0, "
                                "or a rate like 10Gbps, 100Mbps or 1.25GB/s"),
     (dict(slaves=0), "key 'slaves': 0 is less than 1; give an integer >= 1"),
+    # 10^20 was an OverflowError traceback in the placement, 10^7 a summary of 10^7 lines
+    (dict(slaves=10**20), "key 'slaves': 100000000000000000000 is more than 65,536; give an integer <= 65,536"),
     (dict(inner_steps=None), "key 'inner_steps': missing"),
     (dict(clusters=[{"name": "A", "throughput": -5}, {"name": "B", "throughput": 1}]),
      "key 'clusters[0].throughput': -5 is out of range; give a number > 0"),

@@ -176,8 +176,10 @@ class SlavesOp(KeywordOp):
     FIELDS: ClassVar[tuple[Field, ...]] = (Field("", "count", "int"), Field("on", "cluster", "sym"))
 
     def verify_(self) -> None:
-        if self.count.data < 1:
-            raise VerifyException(f"'ps.slaves' declares {self.count.data} slaves; give at least 1")
+        from stagec.runtime.ps.plan import MAX_SLAVES
+
+        if not 1 <= self.count.data <= MAX_SLAVES:
+            raise VerifyException(f"'ps.slaves' declares {self.count.data} slaves; give 1 to {MAX_SLAVES:,}")
 
 
 @irdl_op_definition

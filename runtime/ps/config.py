@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from stagec.runtime.ps.plan import Cluster, Layer, OuterOptimizer, Penalty, Plan
+from stagec.runtime.ps.plan import MAX_SLAVES, Cluster, Layer, OuterOptimizer, Penalty, Plan
 
 
 class PsConfigError(ValueError):
@@ -85,9 +85,6 @@ _RATE_UNITS = {
     "KiB/s": 2.0**10, "MiB/s": 2.0**20, "GiB/s": 2.0**30, "TiB/s": 2.0**40,
 }
 _DURATION_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
-# A slave PS is a process (and a trace rank, and a line of the summary): the paper runs
-# 16 (§5.4). Far more is a slip of the keyboard; 10^20 crashed the placement's lists.
-_MAX_SLAVES = 65536
 
 
 class _Reader:
@@ -260,7 +257,7 @@ def config_from_dict(doc: Any, source: str = "config") -> PsConfig:
         source=source,
         clusters=clusters,
         bandwidth=bandwidth,
-        num_slaves=r.integer(doc["slaves"], "slaves", 1, _MAX_SLAVES),
+        num_slaves=r.integer(doc["slaves"], "slaves", 1, MAX_SLAVES),
         model=_model(r, doc["model"]),
         inner_steps=r.integer(doc["inner_steps"], "inner_steps", 1),
         grace_window_s=r.duration(doc.get("grace_window", 5.0), "grace_window", positive=False),

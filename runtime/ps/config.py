@@ -245,6 +245,7 @@ def config_from_dict(doc: Any, source: str = "config") -> PsConfig:
             raise r.fail(required, "missing", "every CONFIG gives clusters, bandwidth, slaves, model and inner_steps")
     clusters = _clusters(r, doc["clusters"])
     bandwidth = _bandwidth(r, doc["bandwidth"], len(clusters))
+    _check_scores_finite(r, clusters, bandwidth)
     heartbeat = r.mapping(doc.get("heartbeat", {}), "heartbeat", ("interval", "missed"))
     snapshots = r.mapping(doc.get("snapshots", {}), "snapshots", ("every", "keep"))
     outer = r.mapping(doc.get("outer", {}), "outer", ("lr", "momentum"))
@@ -319,6 +320,17 @@ def _bandwidth(r: _Reader, value: Any, n: int) -> tuple[tuple[float, ...], ...]:
             raise r.fail(f"bandwidth[{i}]", f"{got} for {n} clusters", f"give a row of {n} rates")
         rows.append(tuple(r.rate(entry, f"bandwidth[{i}][{j}]") for j, entry in enumerate(row)))
     return tuple(rows)
+
+
+def _check_scores_finite(r: _Reader, clusters: Sequence[Cluster], bandwidth: Sequence[Sequence[float]]) -> None:
+    """Each of B and p may be finite while B_i^T p is not: every score is then inf, and
+    the PS cluster the lowest index, whatever the numbers said."""
+    from stagec.runtime.ps.placement import effective_throughput, ps_cluster_scores
+
+    scores = ps_cluster_scores(bandwidth, [effective_throughput(c) for c in clusters])
+    if not all(math.isfinite(score) for score in scores):
+        raise r.fail("bandwidth", "times the clusters' throughputs it overflows a float (B_i^T p is inf)",
+                     "give rates in bytes/s and throughputs in tokens/s of a real deployment's size")
 
 
 def _model(r: _Reader, value: Any) -> ModelSpec:

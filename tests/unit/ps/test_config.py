@@ -93,6 +93,11 @@ def test_llama32_1b_parameter_count():
     # 10^20 was an OverflowError traceback in the placement, 10^7 a summary of 10^7 lines
     (dict(slaves=10**20), "key 'slaves': 100000000000000000000 is more than 65,536; give an integer <= 65,536"),
     (dict(inner_steps=None), "key 'inner_steps': missing"),
+    # each finite, their products not: every score was inf and A (index 0) chosen, where
+    # B's column is ten times A's
+    (dict(clusters=[{"name": "A", "throughput": 1e300}, {"name": "B", "throughput": 1}],
+          bandwidth=[[1e10, 1e11], [1, 1]]),
+     "key 'bandwidth': times the clusters' throughputs it overflows a float (B_i^T p is inf)"),
     (dict(clusters=[{"name": "A", "throughput": -5}, {"name": "B", "throughput": 1}]),
      "key 'clusters[0].throughput': -5 is out of range; give a number > 0"),
     (dict(clusters=[{"name": "A", "throughput": 5}, {"name": "A", "throughput": 1}]),

@@ -172,7 +172,10 @@ def deployment_from_args(args: argparse.Namespace):
     spec = _model_for(plan, run, path)
     tokens = args.tokens or int(run.get("total_tokens", 0)) or 8 * len(plan.clusters) * plan.inner_steps * spec.batch * spec.seq
     workdir = args.workdir or tempfile.mkdtemp(prefix="dips-")
-    Path(workdir).mkdir(parents=True, exist_ok=True)
+    try:
+        Path(workdir).mkdir(parents=True, exist_ok=True)
+    except OSError as error:  # a file there, or on the way to it; no permission
+        raise UsageError(f"--workdir '{workdir}': cannot make it a directory: {error.strerror or error}") from None
     return Deployment(plan=plan, mode=mode, model=spec, workdir=str(Path(workdir).resolve()), total_tokens=tokens,
                       master_port=free_port_block(1), data_port=free_port_block(len(plan.layers)),
                       inner_lr=float(run.get("inner_lr", 3e-3)), step_time_s=float(run.get("step_time_s", 0.0)))

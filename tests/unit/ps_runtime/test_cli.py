@@ -81,3 +81,14 @@ def test_a_plan_the_runtime_would_loop_on_is_refused_before_it_starts(tmp_path, 
     assert main([str(path), "--quiet", "--timeout", "20"]) == 2
     err = capsys.readouterr().err
     assert f"{field} " in err and "Traceback" not in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("where", ["file", "file/run"])
+def test_a_workdir_that_cannot_be_a_directory_is_one_line_and_exit_2(tmp_path, capsys, where):
+    (tmp_path / "file").write_text("mine")
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(plan_to_json(tiny_plan())))
+    assert main([str(plan), "--quiet", "--workdir", str(tmp_path / where)]) == 2
+    err = capsys.readouterr().err
+    assert f"error: --workdir '{tmp_path / where}': cannot make it a directory: " in err
+    assert "Traceback" not in err and err.count("\n") == 1 and (tmp_path / "file").read_text() == "mine"

@@ -410,6 +410,7 @@ def model_layers(spec: ModelSpec, source: str = "config") -> tuple[Layer, ...]:
                 continue
             prefix = os.path.commonprefix([p.tensor_name.data.split(".") for p in params])
             stem = ".".join(prefix) if len(params) > 1 else params[0].tensor_name.data.rsplit(".", 2)[0]
+            stem = _HF_STACK.get(stem, stem)
             per_layer = sum(elements(p) for p in params) * width
             first = stacked.get(stem, 0)
             count = op.count_expr.evaluate(env)
@@ -432,6 +433,11 @@ def _check_override_names(overrides: Mapping[str, Any], base: Mapping[str, Any],
         if near:
             raise PsConfigError(f"{source}: key 'model.overrides.{key}': not a key of the model's config; "
                                 f"did you mean {near[0]}?")
+
+
+# DeepSeek's MoE layers are the template's second stack (frontends/templates/moe.py); HF
+# numbers them on after the dense ones: model.layers.{first_k_dense_replace + i}.
+_HF_STACK = {"model.moe_layers": "model.layers"}
 
 
 def _merge_same_prefix(layers: list[Layer]) -> list[Layer]:

@@ -175,3 +175,12 @@ def test_an_override_that_misspells_a_config_key_is_an_error(typo, meant):
 
 def test_an_override_the_config_leaves_to_its_default_is_taken():
     assert model_layers(ModelSpec("llama3.2-1b", {**TINY, "rope_parameters": {"rope_type": "default"}}))
+
+
+def test_deepseek_moe_layers_have_hf_module_paths():
+    # the template's MoE stack is model.moe_layers; HF's modules are model.layers.{k + i}
+    # after first_k_dense_replace = k dense ones (deepseek-v2-lite: k = 1)
+    layers = model_layers(ModelSpec("deepseek-v2-lite", {"num_hidden_layers": 3}))
+    assert [layer.prefix for layer in layers] == ["model.embed_tokens", "model.layers.0", "model.layers.1",
+                                                  "model.layers.2", "model.norm", "lm_head"]
+    assert layers[1].nbytes < layers[2].nbytes == layers[3].nbytes  # a dense layer, then two MoE ones

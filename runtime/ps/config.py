@@ -295,6 +295,8 @@ def _clusters(r: _Reader, value: Any) -> tuple[Cluster, ...]:
         name = entry["name"]
         if not isinstance(name, (str, int)) or isinstance(name, bool) or not str(name).strip():
             raise r.fail(f"{key}.name", f"{_shown(name)} is not a name", "give a non-empty string")
+        if not str(name).isprintable():  # a newline would split the summary's and the progress table's lines
+            raise r.fail(f"{key}.name", f"{_shown(name)} holds a control character", "give a name on one line")
         name = str(name)
         if name in seen:
             raise r.fail(f"{key}.name", f"'{name}' names two clusters", "give each cluster its own name")

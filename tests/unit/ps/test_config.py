@@ -102,6 +102,8 @@ def test_llama32_1b_parameter_count():
      "key 'clusters[0].throughput': -5 is out of range; give a number > 0"),
     (dict(clusters=[{"name": "A", "throughput": 5}, {"name": "A", "throughput": 1}]),
      "key 'clusters[1].name': 'A' names two clusters"),
+    (dict(clusters=[{"name": "A", "throughput": 5}, {"name": "B\nC", "throughput": 1}]),
+     "key 'clusters[1].name': 'B\\nC' holds a control character; give a name on one line"),
     (dict(penalty={"beta": 0}), "key 'penalty.beta': 0 is out of range; give a number > 0"),
     (dict(penalty={"gamma": 1}), "key 'penalty.gamma': unknown key; the keys are alpha, beta, clip, enabled"),
     (dict(grace_window="5 minutes"), "key 'grace_window': '5 minutes' is not a duration"),

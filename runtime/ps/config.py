@@ -140,6 +140,8 @@ class _Reader:
             if unit is None:
                 raise self.fail(key, f"'{value}' is not a rate", wanted)
             rate = float(match[1]) * unit
+            if not math.isfinite(rate):  # "1e400Gbps"
+                raise self.fail(key, f"'{value}' is not a finite rate", wanted)
         elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
             rate = float(value)
         else:
@@ -157,6 +159,8 @@ class _Reader:
             if not match:
                 raise self.fail(key, f"'{value}' is not a duration", wanted)
             seconds = float(match[1]) * _DURATION_UNITS[match[2]]
+            if not math.isfinite(seconds):  # "1e400s": the program would print `inf`, which it cannot read back
+                raise self.fail(key, f"'{value}' is not a finite duration", wanted)
         elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
             seconds = float(value)
         else:

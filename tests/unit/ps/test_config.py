@@ -107,6 +107,10 @@ def test_llama32_1b_parameter_count():
     (dict(penalty={"beta": 0}), "key 'penalty.beta': 0 is out of range; give a number > 0"),
     (dict(penalty={"gamma": 1}), "key 'penalty.gamma': unknown key; the keys are alpha, beta, clip, enabled"),
     (dict(grace_window="5 minutes"), "key 'grace_window': '5 minutes' is not a duration"),
+    # past a float's range: inf, which the printed program could not read back
+    (dict(grace_window="1e400s"), "key 'grace_window': '1e400s' is not a finite duration"),
+    (dict(heartbeat={"interval": "1e400ms"}), "key 'heartbeat.interval': '1e400ms' is not a finite duration"),
+    (dict(bandwidth="1e400Gbps"), "key 'bandwidth': '1e400Gbps' is not a finite rate"),
     (dict(model={"name": "llama3.2-1b", "dtype": "int8"}), "key 'model.dtype': 'int8' is not a dtype"),
     (dict(colour="blue"), "key 'colour': unknown key"),
     # the ps program records every override (dialects/ps: ps.program's overrides), as

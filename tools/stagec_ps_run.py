@@ -54,8 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("config", metavar="CONFIG_OR_PLAN", help="a CONFIG (YAML), a ps program (.mlir) or a plan or deployment description (JSON)")
     parser.add_argument("--mode", choices=("dips", "sync", "async"), help="outer optimization (default: dips)")
     parser.add_argument("--tokens", type=positive_int, help="token budget over all clusters")
-    parser.add_argument("--workdir", help="where snapshots, logs and the master's state go (default: a new "
-                                          "temporary directory)")
+    parser.add_argument("--workdir", help="where snapshots, logs and the master's state go; not one holding "
+                                          "another run's state (default: a new temporary directory)")
     parser.add_argument("--timeout", type=positive_number, default=3600.0, help="give up after this many seconds")
     parser.add_argument("--json", metavar="PATH", help="write the run's summary as JSON")
     parser.add_argument("--quiet", action="store_true", help="no live progress table")
@@ -171,6 +171,10 @@ def deployment_from_args(args: argparse.Namespace):
         raise UsageError(f"{path}: run.mode '{mode}' is not one of {', '.join(MODES)}")
     spec = _model_for(plan, run, path)
     tokens = args.tokens or int(run.get("total_tokens", 0)) or 8 * len(plan.clusters) * plan.inner_steps * spec.batch * spec.seq
+    if args.workdir and (Path(args.workdir) / "master" / "state.json").exists():
+        # The master reads it back as after its own restart (runtime/ps/master.py): the
+        # run would resume that one's versions and tokens and report its result as new.
+        raise UsageError(f"--workdir '{args.workdir}' holds a run's state (master/state.json): give a new directory")
     workdir = args.workdir or tempfile.mkdtemp(prefix="dips-")
     try:
         Path(workdir).mkdir(parents=True, exist_ok=True)

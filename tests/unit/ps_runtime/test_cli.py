@@ -92,3 +92,16 @@ def test_a_workdir_that_cannot_be_a_directory_is_one_line_and_exit_2(tmp_path, c
     err = capsys.readouterr().err
     assert f"error: --workdir '{tmp_path / where}': cannot make it a directory: " in err
     assert "Traceback" not in err and err.count("\n") == 1 and (tmp_path / "file").read_text() == "mine"
+
+
+def test_a_workdir_holding_a_runs_state_is_refused(tmp_path, capsys):
+    # The master read it back as after a restart: a second run "finished" at once with
+    # the first one's version, tokens and loss.
+    (tmp_path / "run" / "master").mkdir(parents=True)
+    (tmp_path / "run" / "master" / "state.json").write_text('{"epoch": 0, "version": 2, "finished": true}')
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(plan_to_json(tiny_plan())))
+    assert main([str(plan), "--quiet", "--timeout", "20", "--workdir", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert f"--workdir '{tmp_path / 'run'}' holds a run's state (master/state.json): give a new directory" in err
+    assert err.count("\n") == 1 and sorted(p.name for p in (tmp_path / "run").iterdir()) == ["master"]

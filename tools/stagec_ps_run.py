@@ -72,13 +72,15 @@ def _read(path: Path) -> tuple[dict, dict]:
         raise UsageError(f"{path}: no such file")
     if path.suffix == ".mlir":
         return _read_plan(path), {}
-    if path.suffix != ".json":  # any other file is a CONFIG, as `stagec ps plan` reads it
+    if path.suffix in (".yaml", ".yml"):
         return _config_and_model(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise UsageError(f"{path}: cannot read: {error.strerror or error}") from None
-    except ValueError as error:  # UnicodeDecodeError too
+    except (OSError, ValueError) as error:  # ValueError: UnicodeDecodeError too
+        if path.suffix != ".json":  # not JSON: a CONFIG, as `stagec ps plan` reads any file but .mlir
+            return _config_and_model(path)
+        if isinstance(error, OSError):
+            raise UsageError(f"{path}: cannot read: {error.strerror or error}") from None
         raise UsageError(f"{path}: not JSON ({error})") from None
     if not isinstance(data, dict):
         raise UsageError(f"{path}: expected a JSON object with a plan, got {type(data).__name__}")

@@ -105,3 +105,12 @@ def test_a_workdir_holding_a_runs_state_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"--workdir '{tmp_path / 'run'}' holds a run's state (master/state.json): give a new directory" in err
     assert err.count("\n") == 1 and sorted(p.name for p in (tmp_path / "run").iterdir()) == ["master"]
+
+
+def test_a_plan_json_without_the_suffix_is_still_a_plan(tmp_path):
+    from stagec.tools.stagec_ps_run import _read
+
+    data = plan_to_json(tiny_plan())
+    path = tmp_path / "plan"
+    path.write_text(json.dumps(data))
+    assert _read(path) == (json.loads(json.dumps(data)), {})

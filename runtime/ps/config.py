@@ -385,9 +385,15 @@ def model_layers(spec: ModelSpec, source: str = "config") -> tuple[Layer, ...]:
 
     try:
         base = load_model(spec.name).raw
-        module = build_model(load_model(spec.name, **spec.overrides), "bf16")
     except ConfigError as error:
         raise PsConfigError(f"{source}: key 'model': {error}") from None
+    # The model's own config reads: what fails now is the overrides' doing, though the
+    # template's message names the config's file.
+    culprit = "model.overrides" if spec.overrides else "model"
+    try:
+        module = build_model(load_model(spec.name, **spec.overrides), "bf16")
+    except ConfigError as error:
+        raise PsConfigError(f"{source}: key '{culprit}': {error}") from None
     except (TypeError, ValueError) as error:
         raise PsConfigError(f"{source}: key 'model.overrides': {error}") from None
     _check_override_names(spec.overrides, base, source)

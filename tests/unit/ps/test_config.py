@@ -190,3 +190,11 @@ def test_deepseek_moe_layers_have_hf_module_paths():
     assert [layer.prefix for layer in layers] == ["model.embed_tokens", "model.layers.0", "model.layers.1",
                                                   "model.layers.2", "model.norm", "lm_head"]
     assert layers[1].nbytes < layers[2].nbytes == layers[3].nbytes  # a dense layer, then two MoE ones
+
+
+def test_an_override_the_template_refuses_is_named_as_the_overrides_fault():
+    # it was "key 'model': https://huggingface.co/...: 'hidden_size' must be positive",
+    # as if the named config were wrong
+    with pytest.raises(PsConfigError) as error:
+        model_layers(ModelSpec("llama3.2-1b", {**TINY, "hidden_size": 0}), "cfg.yaml")
+    assert str(error.value).startswith("cfg.yaml: key 'model.overrides': ") and "'hidden_size'" in str(error.value)

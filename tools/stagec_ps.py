@@ -99,6 +99,7 @@ def run_plan(args: argparse.Namespace) -> int:
     from stagec.tools.output import output_stream
 
     _check_trace_options(args)
+    _check_output_is_not_the_config(args)
     try:
         plan = load_plan(args.config)
     except PsConfigError as error:
@@ -116,6 +117,20 @@ def run_plan(args: argparse.Namespace) -> int:
         Printer(stream=stream, print_generic_format=args.generic).print_op(module)
         stream.write("\n")
     return 0
+
+
+def _check_output_is_not_the_config(args: argparse.Namespace) -> None:
+    """-o naming the CONFIG would replace the user's YAML with the program printed from
+    it (a ps program may be rewritten in place: it prints back as it reads)."""
+    if not args.output or args.config.endswith(".mlir"):
+        return
+    try:
+        same = os.path.samefile(args.output, args.config)
+    except OSError:  # either does not exist (yet): not the same file
+        return
+    if same:
+        raise UsageError(f"-o '{args.output}' is the CONFIG it is planned from; give the ps program another file, "
+                         "e.g. dips.mlir")
 
 
 def _check_trace_options(args: argparse.Namespace) -> None:

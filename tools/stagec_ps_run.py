@@ -27,8 +27,8 @@ plan's slave PSs (data flow on ZeroMQ, a thread per layer) and its clusters (the
 Llama trained with AdamW for H inner steps, then pushed and pulled), each a process on
 loopback, supervised and restarted if it dies, until the token budget is consumed.
 
-CONFIG_OR_PLAN is what `stagec ps plan` reads (a CONFIG in YAML, or the ps program it
-prints, .mlir), or a JSON file: either a plan (the fields of runtime/ps/plan.py's Plan)
+CONFIG_OR_PLAN is what `stagec ps plan` reads (a CONFIG in YAML, or JSON with `slaves`,
+or the ps program it prints, .mlir), or a JSON file: either a plan (the fields of runtime/ps/plan.py's Plan)
 or {"plan": {...}, "run": {...}} where "run" may set mode, total_tokens, inner_lr,
 step_time_s, model (vocab, hidden, intermediate, layers, heads, kv_heads, head_dim,
 tie_embeddings, rope_theta, norm_eps, rope_scaling, seq, batch, seed). Command-line
@@ -54,8 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("config", metavar="CONFIG_OR_PLAN", help="a CONFIG (YAML), a ps program (.mlir) or a plan or deployment description (JSON)")
     parser.add_argument("--mode", choices=("dips", "sync", "async"), help="outer optimization (default: dips)")
     parser.add_argument("--tokens", type=positive_int, help="token budget over all clusters")
-    parser.add_argument("--workdir", help="where snapshots, logs and the master's state go (default: a new "
-                                          "temporary directory)")
+    parser.add_argument("--workdir", help="where snapshots, logs and the master's state go; not one holding "
+                                          "another run's state (default: a new temporary directory)")
     parser.add_argument("--timeout", type=positive_number, default=3600.0, help="give up after this many seconds")
     parser.add_argument("--json", metavar="PATH", help="write the run's summary as JSON")
     parser.add_argument("--quiet", action="store_true", help="no live progress table")
@@ -70,22 +70,32 @@ def _read(path: Path) -> tuple[dict, dict]:
     """(plan JSON, run settings) from the user's file."""
     if not path.exists():
         raise UsageError(f"{path}: no such file")
-    if path.suffix in (".yaml", ".yml"):
-        plan, model = _read_config(path)
-        return plan, {"model_description": model}
     if path.suffix == ".mlir":
         return _read_plan(path), {}
+    if path.suffix in (".yaml", ".yml"):
+        return _config_and_model(path)
     try:
-        data = json.loads(path.read_text())
-    except ValueError as error:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:  # ValueError: UnicodeDecodeError too
+        if path.suffix != ".json":  # not JSON: a CONFIG, as `stagec ps plan` reads any file but .mlir
+            return _config_and_model(path)
+        if isinstance(error, OSError):
+            raise UsageError(f"{path}: cannot read: {error.strerror or error}") from None
         raise UsageError(f"{path}: not JSON ({error})") from None
     if not isinstance(data, dict):
         raise UsageError(f"{path}: expected a JSON object with a plan, got {type(data).__name__}")
+    if "slaves" in data:  # a CONFIG written in JSON (YAML's subset): a plan has num_slaves
+        return _config_and_model(path)
     if "plan" in data:
         if "run" not in data and "mode" in data:  # a run's deployment.json: rerun it with its own settings
             return data["plan"], {key: data[key] for key in _DEPLOYMENT_RUN_KEYS if key in data}
         return data["plan"], data.get("run", {})
     return data, {}
+
+
+def _config_and_model(path: Path) -> tuple[dict, dict]:
+    plan, model = _read_config(path)
+    return plan, {"model_description": model}
 
 
 def _read_plan(path: Path) -> dict:
@@ -157,16 +167,38 @@ def deployment_from_args(args: argparse.Namespace):
     if len(plan.slave_of_layer) != len(plan.layers) or any(not 0 <= s < plan.num_slaves for s in plan.slave_of_layer):
         raise UsageError(f"{path}: slave_of_layer must give each of the {len(plan.layers)} layers a slave in "
                          f"0..{plan.num_slaves - 1}")
+    _verify_plan(plan, path)
     mode = args.mode or run.get("mode", "dips")
     if mode not in MODES:
         raise UsageError(f"{path}: run.mode '{mode}' is not one of {', '.join(MODES)}")
     spec = _model_for(plan, run, path)
     tokens = args.tokens or int(run.get("total_tokens", 0)) or 8 * len(plan.clusters) * plan.inner_steps * spec.batch * spec.seq
+    if args.workdir and (Path(args.workdir) / "master" / "state.json").exists():
+        # The master reads it back as after its own restart (runtime/ps/master.py): the
+        # run would resume that one's versions and tokens and report its result as new.
+        raise UsageError(f"--workdir '{args.workdir}' holds a run's state (master/state.json): give a new directory")
     workdir = args.workdir or tempfile.mkdtemp(prefix="dips-")
-    Path(workdir).mkdir(parents=True, exist_ok=True)
+    try:
+        Path(workdir).mkdir(parents=True, exist_ok=True)
+    except OSError as error:  # a file there, or on the way to it; no permission
+        raise UsageError(f"--workdir '{workdir}': cannot make it a directory: {error.strerror or error}") from None
     return Deployment(plan=plan, mode=mode, model=spec, workdir=str(Path(workdir).resolve()), total_tokens=tokens,
                       master_port=free_port_block(1), data_port=free_port_block(len(plan.layers)),
                       inner_lr=float(run.get("inner_lr", 3e-3)), step_time_s=float(run.get("step_time_s", 0.0)))
+
+
+def _verify_plan(plan, path: Path) -> None:
+    """What the runtime loops on, in a plan JSON (a CONFIG or ps program is checked when
+    read): with H = 0 no cluster ever consumes a token and the run never ends."""
+    wrong = [f"{name} {value}" for name, value, ok in (
+        ("inner_steps", plan.inner_steps, plan.inner_steps >= 1),
+        ("heartbeat_s", plan.heartbeat_s, plan.heartbeat_s > 0),
+        ("missed_heartbeats", plan.missed_heartbeats, plan.missed_heartbeats >= 1),
+        ("clusters", len(plan.clusters), len(plan.clusters) >= 1),
+        ("layers", len(plan.layers), len(plan.layers) >= 1)) if not ok]
+    if wrong:
+        raise UsageError(f"{path}: {', '.join(wrong)}: give inner_steps >= 1, heartbeat_s > 0, missed_heartbeats >= 1 "
+                         "and at least one cluster and one layer")
 
 
 def _table(status: dict, restarts: dict):

@@ -176,8 +176,10 @@ class SlavesOp(KeywordOp):
     FIELDS: ClassVar[tuple[Field, ...]] = (Field("", "count", "int"), Field("on", "cluster", "sym"))
 
     def verify_(self) -> None:
-        if self.count.data < 1:
-            raise VerifyException(f"'ps.slaves' declares {self.count.data} slaves; give at least 1")
+        from stagec.runtime.ps.plan import MAX_SLAVES
+
+        if not 1 <= self.count.data <= MAX_SLAVES:
+            raise VerifyException(f"'ps.slaves' declares {self.count.data} slaves; give 1 to {MAX_SLAVES:,}")
 
 
 @irdl_op_definition
@@ -427,14 +429,15 @@ class _StepOp(KeywordOp):
         by_cluster: dict[str, int] = {}
         verb = "sends" if self.name == "ps.push" else "receives"
         for cluster, layer, slave in self.transfers:
-            if slave in by_slave:
-                raise VerifyException(
-                    f"'{self.name}' step {self.step.data}: @{by_slave[slave]} and @{cluster} both use slave {slave}; "
-                    "a slave serves one cluster per step (Fig. 5)")
+            # The cluster first: two layers of one cluster to one slave are its mistake.
             if cluster in by_cluster:
                 raise VerifyException(
                     f"'{self.name}' step {self.step.data}: @{cluster} {verb} layers {by_cluster[cluster]} and {layer}; "
                     f"a cluster {verb} one layer per step")
+            if slave in by_slave:
+                raise VerifyException(
+                    f"'{self.name}' step {self.step.data}: @{by_slave[slave]} and @{cluster} both use slave {slave}; "
+                    "a slave serves one cluster per step (Fig. 5)")
             by_slave[slave] = cluster
             by_cluster[cluster] = layer
 

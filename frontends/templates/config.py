@@ -169,6 +169,13 @@ class ModelConfig:
                 raise ConfigError(f"{where}: '{key}' must be a positive number, not {value!r}")
             return float(value)
 
+        def boolean(key: str, default: bool) -> bool:
+            # bool("false") is True: a quoted "false" would tie the head without a word
+            value = get(key, default)
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: '{key}' must be true or false, not {value!r}")
+            return value
+
         def capacity_factor() -> float | Fraction:
             value = get("capacity_factor", 1.0)
             if isinstance(value, (str, Fraction)):
@@ -195,7 +202,7 @@ class ModelConfig:
             rms_norm_eps=number("rms_norm_eps", 1e-6),
             layer_norm_epsilon=number("layer_norm_epsilon", 1e-5),
             rope_theta=number("rope_theta", 10000.0),
-            tie_word_embeddings=bool(get("tie_word_embeddings", _TIED_BY_DEFAULT.get(family, False))),
+            tie_word_embeddings=boolean("tie_word_embeddings", _TIED_BY_DEFAULT.get(family, False)),
             capacity_factor=capacity_factor(),
             source=source,
             raw=dict(data),

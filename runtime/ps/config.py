@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from stagec.runtime.ps.plan import Cluster, Layer, OuterOptimizer, Penalty, Plan
+from stagec.runtime.ps.plan import MAX_SLAVES, Cluster, Layer, OuterOptimizer, Penalty, Plan
 
 
 class PsConfigError(ValueError):
@@ -109,11 +109,13 @@ class _Reader:
                 raise self.fail(f"{key}.{name}" if key else str(name), "unknown key", f"the keys are {', '.join(allowed)}")
         return value
 
-    def integer(self, value: Any, key: str, minimum: int) -> int:
+    def integer(self, value: Any, key: str, minimum: int, maximum: int | None = None) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.fail(key, f"{_shown(value)} is not an integer", f"give an integer >= {minimum}")
         if value < minimum:
             raise self.fail(key, f"{value} is less than {minimum}", f"give an integer >= {minimum}")
+        if maximum is not None and value > maximum:
+            raise self.fail(key, f"{_shown(value)} is more than {maximum:,}", f"give an integer <= {maximum:,}")
         return value
 
     def number(self, value: Any, key: str, *, positive: bool = False, minimum: float | None = None,
@@ -138,6 +140,8 @@ class _Reader:
             if unit is None:
                 raise self.fail(key, f"'{value}' is not a rate", wanted)
             rate = float(match[1]) * unit
+            if not math.isfinite(rate):  # "1e400Gbps"
+                raise self.fail(key, f"'{value}' is not a finite rate", wanted)
         elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
             rate = float(value)
         else:
@@ -155,6 +159,8 @@ class _Reader:
             if not match:
                 raise self.fail(key, f"'{value}' is not a duration", wanted)
             seconds = float(match[1]) * _DURATION_UNITS[match[2]]
+            if not math.isfinite(seconds):  # "1e400s": the program would print `inf`, which it cannot read back
+                raise self.fail(key, f"'{value}' is not a finite duration", wanted)
         elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
             seconds = float(value)
         else:
@@ -179,13 +185,47 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: Any, line: int, column: int, first_line: int):
+        self.key, self.line, self.column, self.first_line = key, line, column, first_line
+
+
+def _unique_key_loader():
+    """PyYAML's safe loader, except that a mapping giving one key twice is an error:
+    YAML says keys are unique, and PyYAML would keep the last one without a word
+    (`slaves: 4` ... `slaves: 16` copied from another CONFIG)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            first: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *base`, whose keys a mapping may override
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    seen = key in first
+                except TypeError:  # an unhashable key: PyYAML's own error follows
+                    continue
+                mark = key_node.start_mark
+                if seen:
+                    raise _DuplicateKey(key, mark.line + 1, mark.column + 1, first[key])
+                first[key] = mark.line + 1
+            return super().construct_mapping(node, deep)
+
+    return Loader
+
+
 def load_config(path: str) -> PsConfig:
     """Read and check a CONFIG file (module docstring)."""
     import yaml
 
     try:
         with open(path, encoding="utf-8") as stream:
-            doc = yaml.safe_load(stream)
+            doc = yaml.load(stream, Loader=_unique_key_loader())
+    except _DuplicateKey as error:
+        raise PsConfigError(f"{path}:{error.line}:{error.column}: key '{error.key}' is given twice (first on line "
+                            f"{error.first_line}); give each key once") from None
     except OSError as error:
         raise PsConfigError(f"{path}: cannot read: {error.strerror or error}") from None
     except UnicodeDecodeError:
@@ -209,6 +249,7 @@ def config_from_dict(doc: Any, source: str = "config") -> PsConfig:
             raise r.fail(required, "missing", "every CONFIG gives clusters, bandwidth, slaves, model and inner_steps")
     clusters = _clusters(r, doc["clusters"])
     bandwidth = _bandwidth(r, doc["bandwidth"], len(clusters))
+    _check_scores_finite(r, clusters, bandwidth)
     heartbeat = r.mapping(doc.get("heartbeat", {}), "heartbeat", ("interval", "missed"))
     snapshots = r.mapping(doc.get("snapshots", {}), "snapshots", ("every", "keep"))
     outer = r.mapping(doc.get("outer", {}), "outer", ("lr", "momentum"))
@@ -221,7 +262,7 @@ def config_from_dict(doc: Any, source: str = "config") -> PsConfig:
         source=source,
         clusters=clusters,
         bandwidth=bandwidth,
-        num_slaves=r.integer(doc["slaves"], "slaves", 1),
+        num_slaves=r.integer(doc["slaves"], "slaves", 1, MAX_SLAVES),
         model=_model(r, doc["model"]),
         inner_steps=r.integer(doc["inner_steps"], "inner_steps", 1),
         grace_window_s=r.duration(doc.get("grace_window", 5.0), "grace_window", positive=False),
@@ -258,6 +299,8 @@ def _clusters(r: _Reader, value: Any) -> tuple[Cluster, ...]:
         name = entry["name"]
         if not isinstance(name, (str, int)) or isinstance(name, bool) or not str(name).strip():
             raise r.fail(f"{key}.name", f"{_shown(name)} is not a name", "give a non-empty string")
+        if not str(name).isprintable():  # a newline would split the summary's and the progress table's lines
+            raise r.fail(f"{key}.name", f"{_shown(name)} holds a control character", "give a name on one line")
         name = str(name)
         if name in seen:
             raise r.fail(f"{key}.name", f"'{name}' names two clusters", "give each cluster its own name")
@@ -283,6 +326,17 @@ def _bandwidth(r: _Reader, value: Any, n: int) -> tuple[tuple[float, ...], ...]:
             raise r.fail(f"bandwidth[{i}]", f"{got} for {n} clusters", f"give a row of {n} rates")
         rows.append(tuple(r.rate(entry, f"bandwidth[{i}][{j}]") for j, entry in enumerate(row)))
     return tuple(rows)
+
+
+def _check_scores_finite(r: _Reader, clusters: Sequence[Cluster], bandwidth: Sequence[Sequence[float]]) -> None:
+    """Each of B and p may be finite while B_i^T p is not: every score is then inf, and
+    the PS cluster the lowest index, whatever the numbers said."""
+    from stagec.runtime.ps.placement import effective_throughput, ps_cluster_scores
+
+    scores = ps_cluster_scores(bandwidth, [effective_throughput(c) for c in clusters])
+    if not all(math.isfinite(score) for score in scores):
+        raise r.fail("bandwidth", "times the clusters' throughputs it overflows a float (B_i^T p is inf)",
+                     "give rates in bytes/s and throughputs in tokens/s of a real deployment's size")
 
 
 def _model(r: _Reader, value: Any) -> ModelSpec:
@@ -330,11 +384,19 @@ def model_layers(spec: ModelSpec, source: str = "config") -> tuple[Layer, ...]:
     from stagec.frontends.templates import ConfigError, build_model, load_config as load_model
 
     try:
-        module = build_model(load_model(spec.name, **spec.overrides), "bf16")
+        base = load_model(spec.name).raw
     except ConfigError as error:
         raise PsConfigError(f"{source}: key 'model': {error}") from None
+    # The model's own config reads: what fails now is the overrides' doing, though the
+    # template's message names the config's file.
+    culprit = "model.overrides" if spec.overrides else "model"
+    try:
+        module = build_model(load_model(spec.name, **spec.overrides), "bf16")
+    except ConfigError as error:
+        raise PsConfigError(f"{source}: key '{culprit}': {error}") from None
     except (TypeError, ValueError) as error:
         raise PsConfigError(f"{source}: key 'model.overrides': {error}") from None
+    _check_override_names(spec.overrides, base, source)
     from stagec.frontends.templates.blocks import DTYPES
 
     width = element_bytes(DTYPES[spec.dtype])
@@ -360,12 +422,34 @@ def model_layers(spec: ModelSpec, source: str = "config") -> tuple[Layer, ...]:
                 continue
             prefix = os.path.commonprefix([p.tensor_name.data.split(".") for p in params])
             stem = ".".join(prefix) if len(params) > 1 else params[0].tensor_name.data.rsplit(".", 2)[0]
+            stem = _HF_STACK.get(stem, stem)
             per_layer = sum(elements(p) for p in params) * width
             first = stacked.get(stem, 0)
             count = op.count_expr.evaluate(env)
             layers.extend(Layer(f"{stem}.{first + i}", per_layer) for i in range(count))
             stacked[stem] = first + count
     return tuple(_merge_same_prefix(layers))
+
+
+def _check_override_names(overrides: Mapping[str, Any], base: Mapping[str, Any], source: str) -> None:
+    """An override the model's config lacks but nearly spells (`hiden_size`,
+    `tie_word_embedding`) is a typo: HF configs take any key, so it would change
+    nothing without a word. A key far from all of them may be one the config leaves
+    to its default (`rope_parameters`), and is taken."""
+    import difflib
+
+    for key in overrides:
+        if key in base:
+            continue
+        near = difflib.get_close_matches(key, [k for k in base if not k.startswith("_")], n=1, cutoff=0.85)
+        if near:
+            raise PsConfigError(f"{source}: key 'model.overrides.{key}': not a key of the model's config; "
+                                f"did you mean {near[0]}?")
+
+
+# DeepSeek's MoE layers are the template's second stack (frontends/templates/moe.py); HF
+# numbers them on after the dense ones: model.layers.{first_k_dense_replace + i}.
+_HF_STACK = {"model.moe_layers": "model.layers"}
 
 
 def _merge_same_prefix(layers: list[Layer]) -> list[Layer]:

@@ -15,6 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+# A slave PS is a process (and a trace rank, and a line of the summary): the paper runs
+# 16 (§5.4). Far more is a slip of the keyboard; 10^20 crashed the placement's lists.
+MAX_SLAVES = 65536
+
+
 @dataclass(frozen=True)
 class Cluster:
     """A training cluster (di-ps.md §3.1): its throughput p_j and, for emulated

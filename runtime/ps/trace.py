@@ -82,6 +82,9 @@ class Ranks:
         return self.clusters + self.slaves + 1
 
 
+_MAX_NS = 2.0**63
+
+
 def inner_seconds(plan: Plan, c: int) -> float:
     """H inner steps of cluster c: H * tokens_per_step / throughput * (1 + extra_delay)."""
     cluster = plan.clusters[c]
@@ -101,6 +104,10 @@ class _Chain:
                                attrs=attrs or {}))
 
     def comp(self, name: str, seconds: float) -> None:
+        # The simulator times a COMP node in int64 nanoseconds (runtime/sim/from_chakra.py).
+        if not seconds * 1e9 < _MAX_NS:
+            raise TraceError(f"'{name}' takes {seconds:.3g} s, longer than a trace can time ({_MAX_NS / 1e9 / 3.156e7:.0f} "
+                             "years): give throughputs, delays, tokens_per_step and --update-rate of a real deployment")
         self.add(name, NodeType.COMP_NODE, micros=max(1, round(seconds * 1e6)))
 
     def send(self, name: str, dst: int, tag: int, size: int) -> None:
@@ -202,7 +209,19 @@ def link_network(plan: Plan, options: TraceOptions = TraceOptions()) -> LinkNetw
     for s in range(plan.num_slaves):
         links += [(ranks.slave(s), ranks.master, plan.bandwidth[p][p], lat),
                   (ranks.master, ranks.slave(s), plan.bandwidth[p][p], lat)]
+    _check_link_times(plan, options, min(bandwidth for _, _, bandwidth, _ in links))
     return LinkNetwork(ranks.world, links, source=LINKS_FILE.format(prefix=options.prefix))
+
+
+def _check_link_times(plan: Plan, options: TraceOptions, slowest: float) -> None:
+    """The simulator times a message in int64 nanoseconds (runtime/sim/links.py): the
+    largest one on the slowest link must fit, or `stagec simulate` overflows."""
+    largest = max([layer.nbytes for layer in plan.layers] + [options.control_bytes])
+    seconds = (options.latency_ns + largest / slowest * 1e9) / 1e9
+    if not seconds * 1e9 < _MAX_NS:
+        raise TraceError(f"a {largest:,}-byte message over the slowest link ({slowest:.3g} bytes/s, latency "
+                         f"{options.latency_ns / 1e3:.3g} us) takes {seconds:.3g} s, longer than a trace can time "
+                         f"({_MAX_NS / 1e9 / 3.156e7:.0f} years): give bandwidths and --latency-us of a real deployment")
 
 
 @dataclass(frozen=True)

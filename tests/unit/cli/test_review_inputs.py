@@ -205,3 +205,13 @@ def test_run_init_std_must_be_positive(capsys):
         stagec_cli.main(["run", "-n", "1", "--model", TINY, "--init-std", "-1"])
     assert exit.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1] == "stagec run: error: argument --init-std: -1 must be greater than 0"
+
+
+def test_plan_output_is_not_its_config(tmp_path, capsys):
+    # `-o` naming the CONFIG replaced the user's YAML with the ps program printed from it.
+    config = tmp_path / "dips.yaml"
+    config.write_text(open(PS).read())
+    status, lines = run(capsys, "ps", "plan", str(config), "-o", str(config))
+    assert (status, lines) == (2, [f"stagec: error: -o '{config}' is the CONFIG it is planned from; give the ps "
+                                   "program another file, e.g. dips.mlir"])
+    assert config.read_text() == open(PS).read()

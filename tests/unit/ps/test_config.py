@@ -90,14 +90,27 @@ def test_llama32_1b_parameter_count():
     (dict(bandwidth="10Gb/s"), "key 'bandwidth': '10Gb/s' is not a rate; give bytes/s as a number > 0, "
                                "or a rate like 10Gbps, 100Mbps or 1.25GB/s"),
     (dict(slaves=0), "key 'slaves': 0 is less than 1; give an integer >= 1"),
+    # 10^20 was an OverflowError traceback in the placement, 10^7 a summary of 10^7 lines
+    (dict(slaves=10**20), "key 'slaves': 100000000000000000000 is more than 65,536; give an integer <= 65,536"),
     (dict(inner_steps=None), "key 'inner_steps': missing"),
+    # each finite, their products not: every score was inf and A (index 0) chosen, where
+    # B's column is ten times A's
+    (dict(clusters=[{"name": "A", "throughput": 1e300}, {"name": "B", "throughput": 1}],
+          bandwidth=[[1e10, 1e11], [1, 1]]),
+     "key 'bandwidth': times the clusters' throughputs it overflows a float (B_i^T p is inf)"),
     (dict(clusters=[{"name": "A", "throughput": -5}, {"name": "B", "throughput": 1}]),
      "key 'clusters[0].throughput': -5 is out of range; give a number > 0"),
     (dict(clusters=[{"name": "A", "throughput": 5}, {"name": "A", "throughput": 1}]),
      "key 'clusters[1].name': 'A' names two clusters"),
+    (dict(clusters=[{"name": "A", "throughput": 5}, {"name": "B\nC", "throughput": 1}]),
+     "key 'clusters[1].name': 'B\\nC' holds a control character; give a name on one line"),
     (dict(penalty={"beta": 0}), "key 'penalty.beta': 0 is out of range; give a number > 0"),
     (dict(penalty={"gamma": 1}), "key 'penalty.gamma': unknown key; the keys are alpha, beta, clip, enabled"),
     (dict(grace_window="5 minutes"), "key 'grace_window': '5 minutes' is not a duration"),
+    # past a float's range: inf, which the printed program could not read back
+    (dict(grace_window="1e400s"), "key 'grace_window': '1e400s' is not a finite duration"),
+    (dict(heartbeat={"interval": "1e400ms"}), "key 'heartbeat.interval': '1e400ms' is not a finite duration"),
+    (dict(bandwidth="1e400Gbps"), "key 'bandwidth': '1e400Gbps' is not a finite rate"),
     (dict(model={"name": "llama3.2-1b", "dtype": "int8"}), "key 'model.dtype': 'int8' is not a dtype"),
     (dict(colour="blue"), "key 'colour': unknown key"),
     # the ps program records every override (dialects/ps: ps.program's overrides), as
@@ -136,3 +149,52 @@ def test_cli_exit_2_one_line(tmp_path, capsys):
     assert err.startswith(f"stagec: error: {path}:") and "not valid YAML" in err and "\n" not in err
     assert main(["ps", "plan", str(tmp_path / "missing.yaml")]) == 2
     assert "cannot read: No such file or directory" in capsys.readouterr().err
+
+
+def test_a_key_given_twice_is_an_error_not_the_last_one(tmp_path):
+    # PyYAML keeps the last of two equal keys without a word: `slaves: 16` pasted below
+    # `slaves: 4` planned 16 slaves.
+    path = tmp_path / "twice.yaml"
+    path.write_text("clusters: [{name: A, throughput: 1}]\nbandwidth: 1Gbps\nslaves: 4\n"
+                    "model: llama3.2-1b\ninner_steps: 1\nslaves: 16\n")
+    with pytest.raises(PsConfigError) as error:
+        load_config(str(path))
+    assert str(error.value) == (f"{path}:6:1: key 'slaves' is given twice (first on line 3); give each key once")
+
+
+def test_a_merge_key_may_be_overridden(tmp_path):
+    path = tmp_path / "merge.yaml"
+    path.write_text("clusters:\n  - &c {name: A, throughput: 1000}\n  - {<<: *c, name: B}\nbandwidth: 1Gbps\n"
+                    "slaves: 1\nmodel: llama3.2-1b\ninner_steps: 1\n")
+    assert [c.name for c in load_config(str(path)).clusters] == ["A", "B"]
+
+
+@pytest.mark.parametrize("typo, meant", [("hiden_size", "hidden_size"), ("tie_word_embedding", "tie_word_embeddings")])
+def test_an_override_that_misspells_a_config_key_is_an_error(typo, meant):
+    # HF configs take any key: the typo planned the template's 2048-wide model, or an
+    # untied head, without a word.
+    with pytest.raises(PsConfigError) as error:
+        model_layers(ModelSpec("llama3.2-1b", {**TINY, typo: 32}), "cfg.yaml")
+    assert str(error.value) == (f"cfg.yaml: key 'model.overrides.{typo}': not a key of the model's config; "
+                                f"did you mean {meant}?")
+
+
+def test_an_override_the_config_leaves_to_its_default_is_taken():
+    assert model_layers(ModelSpec("llama3.2-1b", {**TINY, "rope_parameters": {"rope_type": "default"}}))
+
+
+def test_deepseek_moe_layers_have_hf_module_paths():
+    # the template's MoE stack is model.moe_layers; HF's modules are model.layers.{k + i}
+    # after first_k_dense_replace = k dense ones (deepseek-v2-lite: k = 1)
+    layers = model_layers(ModelSpec("deepseek-v2-lite", {"num_hidden_layers": 3}))
+    assert [layer.prefix for layer in layers] == ["model.embed_tokens", "model.layers.0", "model.layers.1",
+                                                  "model.layers.2", "model.norm", "lm_head"]
+    assert layers[1].nbytes < layers[2].nbytes == layers[3].nbytes  # a dense layer, then two MoE ones
+
+
+def test_an_override_the_template_refuses_is_named_as_the_overrides_fault():
+    # it was "key 'model': https://huggingface.co/...: 'hidden_size' must be positive",
+    # as if the named config were wrong
+    with pytest.raises(PsConfigError) as error:
+        model_layers(ModelSpec("llama3.2-1b", {**TINY, "hidden_size": 0}), "cfg.yaml")
+    assert str(error.value).startswith("cfg.yaml: key 'model.overrides': ") and "'hidden_size'" in str(error.value)

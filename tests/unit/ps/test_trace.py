@@ -149,3 +149,21 @@ def test_link_file_errors():
 def test_plan_ir_round_trip(config):
     plan = plan_from_config(load_config(os.path.join(ROOT, "examples", "ps", config)))
     assert plan_from_module(module_from_plan(plan)) == plan
+
+
+@pytest.mark.parametrize("change, message", [
+    # 2 steps x 1e30 tokens / 1000 tokens/s: an OverflowError / varint traceback before
+    (dict(tokens_per_step=10**30), "'A: 2 inner steps' takes 2e+27 s, longer than a trace can time (292 years)"),
+    # PS on B (B_1^T p = 1.5e9 > 1e9), A's link B[1][0] = 1e-300 bytes/s: `stagec simulate`
+    # crashed on the inf time of A's 2000-byte layer
+    (dict(bandwidth=[[1e6, 1e6], [1e-300, 1e6]]), "a 2,000-byte message over the slowest link (1e-300 bytes/s, "
+                                                  "latency 0 us) takes inf s, longer than a trace can time"),
+])
+def test_times_past_the_simulators_int64_ns_are_refused(tmp_path, change, message):
+    plan = _tiny_plan()
+    args = {"bandwidth": plan.bandwidth, "tokens_per_step": plan.tokens_per_step, **change}
+    plan = build_plan(plan.clusters, args["bandwidth"], 1, plan.layers, inner_steps=2, grace_window_s=0.0005,
+                      tokens_per_step=args["tokens_per_step"])
+    with pytest.raises(TraceError) as error:
+        write_traces(plan, str(tmp_path / "out"))
+    assert message in str(error.value) and not (tmp_path / "out").exists()

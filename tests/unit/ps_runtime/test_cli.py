@@ -2,6 +2,7 @@
 bad file is one line and exit status 2."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -42,3 +43,74 @@ def test_layers_that_match_no_parameter_are_reported(tmp_path, capsys):
     path.write_text(json.dumps(data))
     assert main([str(path), "--quiet"]) == 2
     assert "belongs to no layer of the plan" in capsys.readouterr().err
+
+
+def test_a_config_is_read_whatever_its_name_as_ps_plan_reads_it(tmp_path):
+    # `stagec ps plan` takes any non-.mlir file as a CONFIG (YAML, of which JSON is a
+    # subset); `ps run` took only .yaml/.yml and read the rest as a plan JSON.
+    import yaml
+
+    from stagec.tools.stagec_ps_run import _read
+
+    config = yaml.safe_load(open("examples/ps/tiny4.yaml"))
+    expected, _ = _read(Path("examples/ps/tiny4.yaml"))
+    as_json = tmp_path / "tiny4.json"
+    as_json.write_text(json.dumps(config))
+    other_suffix = tmp_path / "tiny4.cfg"
+    other_suffix.write_text(Path("examples/ps/tiny4.yaml").read_text())
+    for path in (as_json, other_suffix):
+        plan, run = _read(path)
+        assert plan == expected and run["model_description"].name == "llama3.2-1b"
+
+
+@pytest.mark.parametrize("name", ["a_dir", "a_dir.json"])
+def test_a_directory_is_one_line_and_exit_2(tmp_path, capsys, name):
+    (tmp_path / name).mkdir()
+    assert main([str(tmp_path / name), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "Is a directory" in err and "Traceback" not in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("field, value", [("inner_steps", 0), ("heartbeat_s", 0.0)])
+def test_a_plan_the_runtime_would_loop_on_is_refused_before_it_starts(tmp_path, capsys, field, value):
+    # H = 0 ran until --timeout (or for ever): no cluster consumed a token.
+    data = plan_to_json(tiny_plan())
+    data[field] = value
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(data))
+    assert main([str(path), "--quiet", "--timeout", "20"]) == 2
+    err = capsys.readouterr().err
+    assert f"{field} " in err and "Traceback" not in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("where", ["file", "file/run"])
+def test_a_workdir_that_cannot_be_a_directory_is_one_line_and_exit_2(tmp_path, capsys, where):
+    (tmp_path / "file").write_text("mine")
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(plan_to_json(tiny_plan())))
+    assert main([str(plan), "--quiet", "--workdir", str(tmp_path / where)]) == 2
+    err = capsys.readouterr().err
+    assert f"error: --workdir '{tmp_path / where}': cannot make it a directory: " in err
+    assert "Traceback" not in err and err.count("\n") == 1 and (tmp_path / "file").read_text() == "mine"
+
+
+def test_a_workdir_holding_a_runs_state_is_refused(tmp_path, capsys):
+    # The master read it back as after a restart: a second run "finished" at once with
+    # the first one's version, tokens and loss.
+    (tmp_path / "run" / "master").mkdir(parents=True)
+    (tmp_path / "run" / "master" / "state.json").write_text('{"epoch": 0, "version": 2, "finished": true}')
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(plan_to_json(tiny_plan())))
+    assert main([str(plan), "--quiet", "--timeout", "20", "--workdir", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert f"--workdir '{tmp_path / 'run'}' holds a run's state (master/state.json): give a new directory" in err
+    assert err.count("\n") == 1 and sorted(p.name for p in (tmp_path / "run").iterdir()) == ["master"]
+
+
+def test_a_plan_json_without_the_suffix_is_still_a_plan(tmp_path):
+    from stagec.tools.stagec_ps_run import _read
+
+    data = plan_to_json(tiny_plan())
+    path = tmp_path / "plan"
+    path.write_text(json.dumps(data))
+    assert _read(path) == (json.loads(json.dumps(data)), {})

@@ -230,3 +230,10 @@ def test_bad_moe_and_json(tmp_path):
 def test_bad_dtype():
     with pytest.raises(ConfigError, match="unsupported dtype 'f8'; use one of bf16, f16, f32, f64"):
         build_model("llama3-8b", "f8")
+
+
+@pytest.mark.parametrize("value", ["false", 0])
+def test_tie_word_embeddings_is_a_boolean(value):
+    # bool("false") is True: a quoted "false" in a ps CONFIG's overrides planned a tied head
+    with pytest.raises(ConfigError, match=rf"'tie_word_embeddings' must be true or false, not {value!r}"):
+        load_config("llama3.2-1b", tie_word_embeddings=value)

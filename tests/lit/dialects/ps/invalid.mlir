@@ -38,6 +38,41 @@ ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
 
 // -----
 
+// ... more slave PSs than there can be processes (10^20 crashed `stagec ps plan`'s summary) ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 100000000000000000000 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.slaves' declares 100000000000000000000 slaves; give 1 to 65,536
+
+// -----
+
 // ... two clusters sending to one slave in one step (Fig. 5 forbids it) ...
 ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
   ps.cluster @A throughput 1000.0 delay 0.0
@@ -90,6 +125,42 @@ ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
     ps.push_request @A
     ps.push_request @B
     ps.push step 0 [@A layer 0 -> slave 0, @A layer 1 -> slave 1]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.push' step 0: @A sends layers 0 and 1; a cluster sends one layer per step
+
+// -----
+
+// ... one cluster sending two layers to one slave in one step: the cluster's mistake ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 2 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.layer "model.norm" bytes 8 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0, @A layer 1 -> slave 0]
     ps.commit prepare @A
     ps.commit commit @A
     ps.window_open grace 0.0005

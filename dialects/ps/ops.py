@@ -261,8 +261,10 @@ class HeartbeatOp(KeywordOp):
 
 @irdl_op_definition
 class SnapshotOp(KeywordOp):
-    """Each slave serialises its state every `every` outer steps (0: never) and keeps
-    the newest `keep` snapshots, for restarts and joining clusters (§4)."""
+    """Each slave keeps the snapshots of every `every`-th version (0: none), the newest
+    `keep` of them, for evaluation and joining clusters (§4); besides, the newest
+    version's, which a restarted slave resumes from (the two-stage commit writes one
+    for every version)."""
 
     name = "ps.snapshot"
     every = prop_def(IntAttr)

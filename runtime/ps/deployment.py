@@ -90,7 +90,7 @@ class Deployment:
     host: str = "127.0.0.1"
     round_timeout_s: float = 10.0
     data_timeout_s: float = 10.0
-    keep_snapshots: int = 3
+    keep_snapshots: int | None = None  # None: the plan's snapshot policy (slave.retained_snapshots)
     record_pushes: bool = False
     step_time_s: float = 0.0
     faults: Faults = field(default_factory=Faults)

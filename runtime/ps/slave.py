@@ -17,7 +17,8 @@ parameters are replaced only at commit: a round aborted before it leaves them
 bit-identical.
 
 Snapshots (§4): after each committed update the slave's layers and momentum buffers are
-written to `slave<i>/v<version>.npz` (the last `keep_snapshots` kept). A restarted slave
+written to `slave<i>/v<version>.npz`; those of the plan's `ps.snapshot every E keep K` are
+kept, and the newest (`retained_snapshots`). A restarted slave
 loads the snapshot of the master's committed version, promoting a pending one if the
 master had committed it.
 """
@@ -44,7 +45,7 @@ from stagec.runtime.ps.deployment import Deployment, secret_from_env
 from stagec.runtime.ps.penalty import outer_step, pseudo_gradient, slave_gram, weighted_pseudo_gradient
 from stagec.runtime.ps.wire import LayerSpec, WireError, check_tensors, encode_header, group_by_layer
 
-__all__ = ["MemoryPool", "Slave", "load_snapshot"]
+__all__ = ["MemoryPool", "Slave", "load_snapshot", "retained_snapshots"]
 
 log = logging.getLogger("stagec.ps.slave")
 
@@ -82,6 +83,21 @@ def save_snapshot(path: Path, params: dict, momentum: dict) -> None:
     tmp = path.with_name(path.name + ".tmp.npz")
     np.savez(tmp, **{f"p/{k}": v for k, v in params.items()}, **{f"m/{k}": v for k, v in momentum.items()})
     os.replace(tmp, path)
+
+
+def retained_snapshots(versions: list[int], every: int, keep: int, override: int | None = None) -> set[int]:
+    """The committed versions (ascending `versions`) whose snapshots a slave keeps: the
+    plan's `ps.snapshot every E keep K` (§4: for evaluation and joining clusters), the
+    newest K of the versions that are multiples of E (none for E = 0), and always the
+    newest version, which a restarted slave resumes from: the two-stage commit writes a
+    snapshot of every version, so no committed update is lost. `override` (tests and
+    benches that read old versions) keeps the newest `override` versions instead."""
+    if not versions:
+        return set()
+    if override is not None:
+        return set(versions[-override:])
+    periodic = [v for v in versions if every and v % every == 0][-keep:] if keep else []
+    return {versions[-1], *periodic}
 
 
 def load_snapshot(path: Path) -> tuple[dict, dict]:
@@ -304,9 +320,12 @@ class Slave:
             self._serialize()
         self.pending = None
         self._drop(set(self.pushes) - set(pending["pushes"]))
-        old = sorted(self.dep.path(f"slave{self.index}").glob("v??????.npz"))[:-self.dep.keep_snapshots]
-        for p in old:
-            p.unlink(missing_ok=True)
+        snapshots = {int(p.name[1:7]): p for p in self.dep.path(f"slave{self.index}").glob("v??????.npz")}
+        keep = retained_snapshots(sorted(snapshots), self.plan.snapshot_every, self.plan.snapshots_kept,
+                                  self.dep.keep_snapshots)
+        for v, p in snapshots.items():
+            if v not in keep:
+                p.unlink(missing_ok=True)
         log.info("slave %d committed version %d", self.index, version)
 
     def _abort_pending(self) -> None:

@@ -187,6 +187,11 @@ def deployment_from_args(args: argparse.Namespace):
                       inner_lr=float(run.get("inner_lr", 3e-3)), step_time_s=float(run.get("step_time_s", 0.0)))
 
 
+# The shortest silence after which `ps run` may declare a process dead: its processes
+# answer within milliseconds when idle, not when a 2-core machine is busy training.
+MIN_SILENCE_S = 0.05
+
+
 def _verify_plan(plan, path: Path) -> None:
     """What the runtime loops on, in a plan JSON (a CONFIG or ps program is checked when
     read): with H = 0 no cluster ever consumes a token and the run never ends."""
@@ -199,6 +204,12 @@ def _verify_plan(plan, path: Path) -> None:
     if wrong:
         raise UsageError(f"{path}: {', '.join(wrong)}: give inner_steps >= 1, heartbeat_s > 0, missed_heartbeats >= 1 "
                          "and at least one cluster and one layer")
+    if plan.heartbeat_s * plan.missed_heartbeats < MIN_SILENCE_S:
+        # a 1 us interval (a typo for 1 s) had the master restart every slave over and
+        # over: no process answers that fast, and the run made no progress until --timeout
+        raise UsageError(f"{path}: heartbeat interval {plan.heartbeat_s:g} s x {plan.missed_heartbeats} missed: a "
+                         f"process is declared dead after {plan.heartbeat_s * plan.missed_heartbeats:g} s of silence; "
+                         f"give at least {MIN_SILENCE_S:g} s (e.g. heartbeat: {{interval: 1s, missed: 3}})")
 
 
 def _table(status: dict, restarts: dict):

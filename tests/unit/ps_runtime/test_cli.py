@@ -83,6 +83,17 @@ def test_a_plan_the_runtime_would_loop_on_is_refused_before_it_starts(tmp_path, 
     assert f"{field} " in err and "Traceback" not in err and err.count("\n") == 1
 
 
+def test_a_heartbeat_no_process_can_keep_is_refused_before_it_starts(tmp_path, capsys):
+    # 1us x 1 (a typo for 1s): the master restarted every slave over and over and the
+    # run made no progress until --timeout
+    config = tmp_path / "cfg.yaml"
+    config.write_text(Path("examples/ps/tiny4.yaml").read_text().replace("interval: 1s, missed: 3", "interval: 1us, missed: 1"))
+    assert main([str(config), "--quiet", "--timeout", "20"]) == 2
+    err = capsys.readouterr().err
+    assert "declared dead after 1e-06 s of silence; give at least 0.05 s" in err
+    assert "Traceback" not in err and err.count("\n") == 1
+
+
 @pytest.mark.parametrize("where", ["file", "file/run"])
 def test_a_workdir_that_cannot_be_a_directory_is_one_line_and_exit_2(tmp_path, capsys, where):
     (tmp_path / "file").write_text("mine")

@@ -7,7 +7,7 @@ over loopback, against raw ZeroMQ measured in the same run (issue 19: target >= 
 Di-PS: real slave processes (runtime/ps/slave.py, with a master for their heartbeats);
 the bench process is the cluster: it asks the master for a push and sends every layer
 with runtime/ps/dataplane.DataClient (a thread per layer, each layer sealed with its
-Poly1305 payload MAC and written through the push window; the slave checks the header's
+payload MAC, runtime/ps/mac.ALGORITHM, and written through the push window; the slave checks the header's
 HMAC, sizes, shapes, dtypes and version, then the payload's MAC while copying it into
 its memory pool, and acknowledges with a receipt the cluster hands to the master with
 its step). Timed from the first send to the last acknowledgement.
@@ -135,6 +135,7 @@ def mac_rates(layer: np.ndarray) -> dict[str, float]:
     verify-and-copy into a pool buffer; memcpy for scale."""
     frame, into = memoryview(layer).cast("B"), np.empty_like(layer)
     runs = {"hmac-sha256": lambda: PayloadMac(b"k" * 32, "hmac-sha256").frame(frame),
+            "poly1305": lambda: PayloadMac(b"k" * 32, "poly1305").frame(frame),
             ALGORITHM: lambda: PayloadMac(b"k" * 32).frame(frame),
             f"{ALGORITHM} + copy": lambda: PayloadMac(b"k" * 32).frame(frame, into),
             "memcpy": lambda: np.copyto(into, layer)}
@@ -261,7 +262,7 @@ def main(argv=None) -> int:
           "buffers, as one without Di-PS's memory pool does)")
     raw_s = nbytes / gbps["raw_1"] / 1e9
     print("one core, one layer (GB/s): " + ", ".join(f"{k} {v:.2f}" for k, v in rates.items()))
-    for key in ("hmac-sha256", ALGORITHM):
+    for key in dict.fromkeys(("hmac-sha256", "poly1305", ALGORITHM)):
         # the sender MACs every byte and the slave MACs (and copies) every byte again
         print(f"  {key}: both ends' MACs of the push cost {2 * nbytes / rates[key] / 1e9:.3f} core-s, "
               f"{2 * nbytes / rates[key] / 1e9 / raw_s:.0%} of the raw transfer's {raw_s:.3f} s")

@@ -1,6 +1,6 @@
 """The C++ runtime (csrc/): communicators over MPI and NCCL, buffer pools, offload.
 
-Two compiled modules, built by `pip install` (CMakeLists.txt):
+Compiled modules, built by `pip install` (CMakeLists.txt):
 
 - ``stagec.csrc.cpu()``: the CPU runtime (``MpiCommunicator``, ``host_pool``,
   ``HostOffloader``); needs libmpi from the ``mpich`` wheel.
@@ -8,6 +8,7 @@ Two compiled modules, built by `pip install` (CMakeLists.txt):
   ``pinned_pool``, ``CudaOffloader``); imported only when asked for, so a CPU-only
   program never loads libnccl. Without a GPU it imports, and every call that needs a
   GPU raises ``NoGpuError("no GPU: ...")``; ``gpu_count()`` says so without raising.
+- ``stagec.csrc._mac``: the Di-PS payload MAC's GHASH (x86-64; runtime/ps/mac.py).
 
 Tensors cross as DLPack (numpy arrays, torch tensors). Every operation returns a
 ``Work`` handle that ``wait()`` consumes. ``abort_on_failure`` turns a failure on one

@@ -3,8 +3,8 @@
 A control message (gRPC, JSON body) travels as `mac || body` with mac =
 HMAC-SHA256(secret, body). A data message (ZeroMQ, multipart) is
 `[header, HMAC-SHA256(secret, header), payload...]`; the header carries the payload's
-MAC (`mac.PayloadMac`: Poly1305 under a one-time key derived from the secret and the
-header's `payload_nonce`), so the small header is checked first and the payload's MAC
+MAC (`mac.PayloadMac`: GHASH or Poly1305 under a one-time key derived from the secret
+and the header's `payload_nonce`), so the small header is checked first and the payload's MAC
 after, in the receiver's consumer thread, fused with the copy into the memory pool.
 Every header and body carries a random nonce; a receiver keeps the nonces it has seen
 recently and refuses a replay. Verification comes first: a message whose MAC does not
@@ -92,7 +92,8 @@ class Authenticator:
         and the tag. A slave seals its pull frames once per committed version (the
         producer side of §3.2's pipeline); a push is sealed per layer."""
         nonce = os.urandom(16)
-        tag = PayloadMac(payload_key(self._secret, nonce), self.payload_alg).frames(payload).digest()
+        key = payload_key(self._secret, nonce, self.payload_alg)
+        tag = PayloadMac(key, self.payload_alg).frames(payload).digest()
         return {"payload_alg": self.payload_alg, "payload_nonce": nonce.hex(), "payload_mac": tag.hex()}
 
     def frames(self, header: Mapping, payload: list, sealed: Mapping | None = None) -> list:
@@ -129,7 +130,7 @@ class Authenticator:
             log.warning("refused a data message without a valid payload seal from %s", peer)
             raise AuthError(f"data message from {peer} has no {self.payload_alg} payload seal (got {alg!r})")
         try:
-            key = payload_key(self._secret, bytes.fromhex(nonce))
+            key = payload_key(self._secret, bytes.fromhex(nonce), self.payload_alg)
         except ValueError:
             raise AuthError(f"data message from {peer} has a malformed payload nonce") from None
         tag = PayloadMac(key, self.payload_alg).frames(payload, into).digest().hex()

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <immintrin.h>
 #include <memory>
+#include <stdexcept>
 
 namespace {
 
@@ -63,17 +64,13 @@ BASE inline __m128i multiply(__m128i a, __m128i b) {
   return reduce(p);
 }
 
-}  // namespace
-
 struct GhashState {
   alignas(64) __m128i powers[kWideBlocks];  // powers[i] = H^(kWideBlocks - i): block i of a run of 32
-  __m128i y;
-  unsigned char partial[16];
+  __m128i y;                                // the hash so far, byte-reversed
+  unsigned char partial[16];                // bytes of a block not yet complete
   size_t partial_bytes;
   bool wide;
 };
-
-namespace {
 
 BASE void blocks_one_by_one(GhashState* g, const unsigned char* p, size_t blocks) {
   const __m128i h = g->powers[kWideBlocks - 1];
@@ -88,6 +85,9 @@ WIDE inline __m128i fold(__m512i v) {  // the sum of a register's four 128-bit l
   return _mm_xor_si128(_mm256_castsi256_si128(half), _mm256_extracti128_si256(half, 1));
 }
 
+// Horner's rule 32 blocks at a time: Y' = (Y + X_0) H^32 + X_1 H^31 + ... + X_31 H, the
+// 32 products carry-less and unreduced, summed lane by lane, and reduced once, since
+// the shift and the reduction are linear. Blocks left over go one by one.
 WIDE size_t blocks_wide(GhashState* g, const unsigned char* p, size_t blocks) {
   const __m512i mask = _mm512_broadcast_i32x4(
       _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
@@ -115,10 +115,6 @@ BASE void blocks(GhashState* g, const unsigned char* p, size_t count) {
   size_t done = g->wide ? blocks_wide(g, p, count) : 0;
   blocks_one_by_one(g, p + 16 * done, count - done);
 }
-
-}  // namespace
-
-namespace {
 
 // 0: this CPU lacks PCLMULQDQ; 1: it has it (one block at a time, slower than
 // OpenSSL's Poly1305); 2: it also has AVX-512's VPCLMULQDQ for the wide loop.

@@ -23,14 +23,12 @@ import pickle
 import selectors
 import signal
 import sys
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 __all__ = ["WorkerDied", "fork_each", "process_alive", "quiet_pool"]
 
 _PR_SET_PDEATHSIG = 1
-_RESEND_S = 0.5  # how long a worker may take to leave on SIGTERM before it gets another
 _PARENT_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
@@ -87,34 +85,8 @@ def quiet_pool(processes: int, initializer: Callable | None = None, initargs: tu
     try:
         yield pool
     finally:
-        _terminate(pool)
-
-
-def _terminate(pool) -> None:
-    """`pool.terminate()`, with every worker's SIGTERM sent again until it is gone.
-    CPython runs a signal's handler between bytecodes: a SIGTERM that lands after a
-    worker's last check and before it blocks on the task queue's lock (which
-    terminate() holds by then) is never acted on, and terminate() waited for that
-    worker forever (a CI run hung so in test_check_trace). A second one interrupts the
-    wait, and the handler runs."""
-    workers = list(pool._pool)
-    finished = threading.Event()
-
-    def resend() -> None:
-        while not finished.wait(_RESEND_S):
-            for worker in workers + [w for w in list(pool._pool) if w not in workers]:
-                if worker.pid is not None and process_alive(worker.pid):
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(worker.pid, signal.SIGTERM)
-
-    nudger = threading.Thread(target=resend, name="quiet_pool-terminate", daemon=True)
-    nudger.start()
-    try:
         pool.terminate()
         pool.join()
-    finally:
-        finished.set()
-        nudger.join()
 
 
 class WorkerDied(RuntimeError):

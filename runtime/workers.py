@@ -1,35 +1,52 @@
-"""Worker pools that die with their parent and stay quiet on Ctrl-C.
+"""Worker processes that die with their parent and stay quiet on Ctrl-C.
 
-The trace writers (runtime/chakra/emit.py) and the trace checker (runtime/chakra/check.py)
-fork worker processes. A terminal's Ctrl-C reaches the whole process group, so a plain
-`multiprocessing.Pool` prints one KeyboardInterrupt traceback per worker; a parent killed
-outright leaves its workers writing into pipes nobody reads (BrokenPipe tracebacks). Here
-the parent alone handles SIGINT and SIGTERM (stagec's main turns them into one line and
-exit 130 / 143) and terminates the pool; a worker ignores SIGINT, dies quietly on SIGTERM
-and, through Linux's PR_SET_PDEATHSIG, is killed when its parent dies, even by SIGKILL.
+The trace writers (runtime/chakra/emit.py), the trace checker (runtime/chakra/check.py),
+the memory analysis (runtime/sim/memory.py) and stagec dse fork worker processes. A
+terminal's Ctrl-C reaches the whole process group, so a plain `multiprocessing.Pool`
+prints one KeyboardInterrupt traceback per worker; a parent killed outright leaves its
+workers writing into pipes nobody reads. Here the parent alone handles SIGINT and
+SIGTERM (stagec's main turns them into one line and exit 130 / 143); a worker ignores
+SIGINT, dies quietly on SIGTERM and, through Linux's PR_SET_PDEATHSIG, is killed when
+its parent dies, even by SIGKILL.
 
-A pool's worker leaves on SIGTERM by an exception rather than by the signal's default
-action: an idle worker waits for its next task holding the pool's task-queue lock, and
-SIGTERM to the whole process group (`timeout`, a batch scheduler, systemd) killed it
-with the lock held, so that the parent's `Pool.terminate()`, which takes that lock,
-waited forever. The exception leaves the `with lock:` and releases it.
+`quiet_pool` is a pool of its own rather than `multiprocessing.Pool`, because that
+pool's workers share its task queue's lock and so cannot be ended safely: a worker
+killed while it waits for a task holds the lock, and `Pool.terminate()` takes it
+first, so it waited forever (SIGTERM to the whole process group, as `timeout`, batch
+schedulers and systemd send it); a worker that met SIGTERM just before it blocked on
+that lock never acted on it; and workers ended by that SIGTERM were started again by
+the pool's own thread, holding the lock anew. Each worker here has a pipe for its
+tasks and one for its results and shares nothing else, so ending the pool is SIGKILL
+to each worker and a wait for it: no order of signals can leave anything locked. A
+worker that dies mid-task (killed, out of memory) fails that task with WorkerDied
+instead of leaving the caller waiting.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import pickle
+import queue
 import selectors
 import signal
+import struct
 import sys
-from collections.abc import Callable, Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future
 from typing import Any
 
 __all__ = ["WorkerDied", "fork_each", "process_alive", "quiet_pool"]
 
 _PR_SET_PDEATHSIG = 1
 _PARENT_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+_FRAME = struct.Struct("<Q")  # a message's length in front of its pickle
+
+# The parent's ends of every live pool's pipes: a worker forked later closes them, so
+# that it keeps no other worker's pipe open.
+_PARENT_FDS: set[int] = set()
 
 
 def _die_with_parent(parent: int) -> None:
@@ -47,46 +64,320 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _leave_pool_worker(signum, frame) -> None:
-    """SIGTERM in a pool's worker: leave through the exception, releasing the queue
-    locks it holds (module doc); quietly, with the status the signal would give."""
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not interrupt the way out
-    raise SystemExit(128 + signum)
-
-
-def _init_pool_worker(parent: int, initializer: Callable | None, initargs: tuple) -> None:
-    _init_worker(parent, initializer, initargs, on_sigterm=_leave_pool_worker)
-
-
-def _init_worker(parent: int, initializer: Callable | None, initargs: tuple,
-                 on_sigterm: Callable | int = signal.SIG_DFL) -> None:
+def _init_worker(parent: int, initializer: Callable | None, initargs: tuple) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C for the job
-    signal.signal(signal.SIGTERM, on_sigterm)  # Pool.terminate(): die without a word
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # die without a word
     _die_with_parent(parent)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _PARENT_SIGNALS)
     if initializer is not None:
         initializer(*initargs)
 
 
-@contextlib.contextmanager
-def quiet_pool(processes: int, initializer: Callable | None = None, initargs: tuple = ()) -> Iterator:
-    """A forked `multiprocessing.Pool` of `processes` workers set up as the module doc
-    says; leaving the block terminates it (a worker's exception and KeyboardInterrupt
-    reach the caller as they are)."""
-    import multiprocessing
-
-    # Block the signals while forking so that no worker meets one before it ignores it.
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _PARENT_SIGNALS)
+def _dumps_outcome(ok: bool, value: Any) -> bytes:
+    """A task's outcome pickled; an exception pickle cannot take becomes a RuntimeError
+    with its text."""
     try:
-        pool = multiprocessing.get_context("fork").Pool(
-            processes, initializer=_init_pool_worker, initargs=(os.getpid(), initializer, initargs))
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        return pickle.dumps((ok, value), pickle.HIGHEST_PROTOCOL)
+    except Exception as error:  # noqa: BLE001 - reported to the parent instead
+        if ok:
+            value = RuntimeError(f"the task's result cannot be sent back: {type(error).__name__}: {error}")
+        return pickle.dumps((False, RuntimeError(f"{type(value).__name__}: {value}")))
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    """`size` bytes from `fd`, or None at its end."""
+    parts, left = [], size
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            return None
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
+
+
+def _serve(tasks: int, results: int, failed: BaseException | None) -> None:
+    """A pool worker's life: run each task that comes down `tasks` and send its outcome
+    up `results`, until the pipe ends; with `failed`, the initializer's exception, each
+    task fails with it."""
+    while (header := _read_exactly(tasks, _FRAME.size)) is not None:
+        message = _read_exactly(tasks, _FRAME.unpack(header)[0])
+        if message is None:
+            return
+        try:
+            if failed is not None:
+                raise failed
+            function, calls = pickle.loads(message)
+            outcome = _dumps_outcome(True, [function(*args) for args in calls])
+        except BaseException as error:  # noqa: BLE001 - handed to the parent
+            outcome = _dumps_outcome(False, error)
+        _write_all(results, _FRAME.pack(len(outcome)) + outcome)
+
+
+class _Worker:
+    """The parent's side of one pool worker."""
+
+    def __init__(self, parent: int, initializer: Callable | None, initargs: tuple):
+        task_read, self.tasks = os.pipe()
+        self.results, result_write = os.pipe()
+        try:
+            self.pid = os.fork()
+        except OSError:
+            for fd in (task_read, self.tasks, self.results, result_write):
+                os.close(fd)
+            raise
+        if self.pid == 0:  # the worker: never returns into the caller's code
+            status = 1
+            try:
+                for fd in (*_PARENT_FDS, self.tasks, self.results):
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+                try:
+                    _init_worker(parent, initializer, initargs)
+                    failed = None
+                except Exception as error:  # noqa: BLE001 - each task reports it
+                    failed = error
+                _serve(task_read, result_write, failed)
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(task_read)
+        os.close(result_write)
+        _PARENT_FDS.update((self.tasks, self.results))
+        self.buffer = bytearray()
+        self.job: Future | None = None  # the task it runs
+        self.status: int | None = None
+
+    def take(self, chunk: bytes) -> bytes | None:
+        """Add what the results pipe gave; the message once it is whole."""
+        self.buffer += chunk
+        if len(self.buffer) < _FRAME.size:
+            return None
+        size = _FRAME.unpack_from(self.buffer)[0]
+        if len(self.buffer) < _FRAME.size + size:
+            return None
+        message = bytes(self.buffer[_FRAME.size:_FRAME.size + size])
+        del self.buffer[:_FRAME.size + size]
+        return message
+
+    def reap(self) -> int | None:
+        """Wait for the worker to end; its wait status."""
+        if self.status is None:
+            with contextlib.suppress(ChildProcessError):
+                self.status = os.waitpid(self.pid, 0)[1]
+        return self.status
+
+    def close(self) -> None:
+        for fd in (self.tasks, self.results):
+            _PARENT_FDS.discard(fd)
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+class AsyncResult:
+    """One task's outcome to come, as `multiprocessing.pool.AsyncResult` offers it."""
+
+    def __init__(self, future: Future):
+        self._future = future
+
+    def ready(self) -> bool:
+        return self._future.done()
+
+    def get(self, timeout: float | None = None) -> Any:
+        return self._future.result(timeout)[0]
+
+
+class Pool:
+    """Workers forked from the calling thread, fed by one thread of the parent (module
+    doc). Use it through `quiet_pool`, which ends it."""
+
+    def __init__(self, processes: int, initializer: Callable | None = None, initargs: tuple = ()):
+        self._queue: collections.deque[tuple[Future, bytes]] = collections.deque()
+        self._lock = threading.Lock()
+        self._closing = False
+        self._workers: list[_Worker] = []
+        self._thread: threading.Thread | None = None
+        self._wake_read, self._wake_write = os.pipe()
+        _PARENT_FDS.update((self._wake_read, self._wake_write))
+        os.set_blocking(self._wake_write, False)  # a full pipe has woken the thread already
+        self._selector = selectors.DefaultSelector()  # the feeding thread's
+        _PARENT_FDS.add(self._selector.fileno())
+        # The signals stay blocked while forking, so that no worker meets one before it
+        # ignores it, and in the feeding thread, which inherits the mask: SIGINT and
+        # SIGTERM then always reach the main thread, and wake it from a wait for a result.
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _PARENT_SIGNALS)
+        try:
+            parent = os.getpid()
+            for _ in range(max(1, processes)):
+                self._workers.append(_Worker(parent, initializer, initargs))
+            self._thread = threading.Thread(target=self._feed, name="quiet_pool", daemon=True)
+            self._thread.start()
+        except BaseException:
+            self.terminate()
+            raise
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+    def apply_async(self, function: Callable, args: tuple = ()) -> AsyncResult:
+        """`function(*args)` in a worker."""
+        return AsyncResult(self._submit(function, [tuple(args)]))
+
+    def imap(self, function: Callable, iterable: Iterable, chunksize: int = 1) -> Iterator:
+        """`function(item)` for every item, sent `chunksize` items to a task; the results
+        in the items' order. The tasks are all submitted now."""
+        futures = [self._submit(function, [(item,) for item in chunk]) for chunk in _chunks(iterable, chunksize)]
+
+        def results() -> Iterator:
+            for future in futures:
+                yield from future.result()
+
+        return results()
+
+    def imap_unordered(self, function: Callable, iterable: Iterable, chunksize: int = 1) -> Iterator:
+        """As `imap`, each task's results as soon as it finishes."""
+        finished: queue.SimpleQueue[Future] = queue.SimpleQueue()
+        futures = [self._submit(function, [(item,) for item in chunk]) for chunk in _chunks(iterable, chunksize)]
+        for future in futures:
+            future.add_done_callback(finished.put)
+
+        def results() -> Iterator:
+            for _ in futures:
+                yield from finished.get().result()
+
+        return results()
+
+    def terminate(self) -> None:
+        """SIGKILL to every worker, wait for each, and fail the tasks not finished."""
+        with self._lock:
+            if self._closing:
+                return
+            self._closing = True
+        for worker in self._workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(worker.pid, signal.SIGKILL)
+        if self._thread is not None:  # it leaves at its next turn; a write to a dead worker fails
+            with contextlib.suppress(BlockingIOError):
+                os.write(self._wake_write, b"x")
+            self._thread.join()
+            self._thread = None
+        for worker in self._workers:
+            worker.reap()
+            worker.close()
+        _PARENT_FDS.difference_update((self._wake_read, self._wake_write, self._selector.fileno()))
+        self._selector.close()
+        os.close(self._wake_read)
+        os.close(self._wake_write)
+        ended = RuntimeError("the worker pool was ended before the task finished")
+        unfinished = [w.job for w in self._workers if w.job is not None] + [f for f, _ in self._queue]
+        self._queue.clear()
+        for future in unfinished:
+            if not future.done():
+                future.set_exception(ended)
+
+    def _submit(self, function: Callable, calls: list[tuple]) -> Future:
+        future: Future = Future()
+        message = pickle.dumps((function, calls), pickle.HIGHEST_PROTOCOL)
+        with self._lock:
+            if self._closing:
+                raise RuntimeError("the worker pool has ended")
+            self._queue.append((future, _FRAME.pack(len(message)) + message))
+            with contextlib.suppress(BlockingIOError):  # under the lock: terminate() closes the pipe
+                os.write(self._wake_write, b"x")
+        return future
+
+    def _feed(self) -> None:
+        """The parent's thread: hand queued tasks to idle workers, collect outcomes."""
+        selector = self._selector
+        selector.register(self._wake_read, selectors.EVENT_READ)
+        live: dict[int, _Worker] = {}
+        for worker in self._workers:
+            selector.register(worker.results, selectors.EVENT_READ, worker)
+            live[worker.results] = worker
+        while True:
+            with self._lock:
+                if self._closing:
+                    return
+                starting, orphaned = self._start_tasks(live.values())
+            for worker, message in starting:
+                with contextlib.suppress(OSError):  # it died: its results pipe ends, and that says so
+                    _write_all(worker.tasks, message)
+            for future in orphaned:
+                future.set_exception(WorkerDied("every worker of the pool has died"))
+            for key, _ in selector.select():
+                if key.fd == self._wake_read:
+                    os.read(self._wake_read, 4096)
+                elif not self._collect(key.data):
+                    selector.unregister(key.fd)
+                    del live[key.fd]
+
+    def _start_tasks(self, live: Iterable[_Worker]) -> tuple[list[tuple[_Worker, bytes]], list[Future]]:
+        """Queued tasks for the idle workers (the lock held): the (worker, task) pairs to
+        send, and the tasks left with no worker alive to run them."""
+        idle = [w for w in live if w.job is None]
+        if not idle and not any(True for _ in live):
+            orphaned = [future for future, _ in self._queue]
+            self._queue.clear()
+            return [], orphaned
+        starting = []
+        while idle and self._queue:
+            future, message = self._queue.popleft()
+            if future.set_running_or_notify_cancel():
+                worker = idle.pop()
+                worker.job = future
+                starting.append((worker, message))
+        return starting, []
+
+    def _collect(self, worker: _Worker) -> bool:
+        """Read what the worker sent, settling its task when its outcome is whole;
+        False once its pipe has ended (it died)."""
+        chunk = os.read(worker.results, 1 << 20)
+        if chunk:
+            message = worker.take(chunk)
+            if message is not None and worker.job is not None:
+                future, worker.job = worker.job, None
+                ok, value = pickle.loads(message)
+                if ok:
+                    future.set_result(value)
+                else:
+                    future.set_exception(value)
+            return True
+        with self._lock:
+            if self._closing:  # terminate() killed it
+                return False
+        if worker.job is not None:
+            why = _describe_status(worker.reap())
+            future, worker.job = worker.job, None
+            future.set_exception(WorkerDied(f"a worker of the pool ended without its result ({why})"))
+        return False
+
+
+def _chunks(iterable: Iterable, size: int) -> Iterator[list]:
+    chunk: list = []
+    for item in iterable:
+        chunk.append(item)
+        if len(chunk) >= max(1, size):
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+@contextlib.contextmanager
+def quiet_pool(processes: int, initializer: Callable | None = None, initargs: tuple = ()) -> Iterator[Pool]:
+    """A `Pool` of `processes` forked workers, each running `initializer(*initargs)`
+    first; leaving the block ends it (module doc). A task's exception is raised where
+    its result is taken; a worker's death, as WorkerDied."""
+    pool = Pool(processes, initializer, initargs)
     try:
         yield pool
     finally:
         pool.terminate()
-        pool.join()
 
 
 class WorkerDied(RuntimeError):

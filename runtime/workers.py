@@ -201,6 +201,7 @@ class Pool:
         self._queue: collections.deque[tuple[Future, bytes]] = collections.deque()
         self._lock = threading.Lock()
         self._closing = False
+        self._failed: RuntimeError | None = None  # the feeding thread's end, should it fail
         self._workers: list[_Worker] = []
         self._thread: threading.Thread | None = None
         self._wake_read, self._wake_write = os.pipe()
@@ -274,8 +275,8 @@ class Pool:
         os.close(self._wake_read)
         os.close(self._wake_write)
         ended = RuntimeError("the worker pool was ended before the task finished")
-        unfinished = [w.job for w in self._workers if w.job is not None] + [f for f, _ in self._queue]
-        self._queue.clear()
+        with self._lock:
+            unfinished = self._unfinished()
         for future in unfinished:
             if not future.done():
                 future.set_exception(ended)
@@ -286,13 +287,37 @@ class Pool:
         with self._lock:
             if self._closing:
                 raise RuntimeError("the worker pool has ended")
+            if self._failed is not None:
+                raise self._failed
             self._queue.append((future, _FRAME.pack(len(message)) + message))
             with contextlib.suppress(BlockingIOError):  # under the lock: terminate() closes the pipe
                 os.write(self._wake_write, b"x")
         return future
 
     def _feed(self) -> None:
-        """The parent's thread: hand queued tasks to idle workers, collect outcomes."""
+        """The parent's thread: hand queued tasks to idle workers, collect outcomes. Should
+        it fail, every task not finished fails with it rather than wait for ever."""
+        try:
+            self._feed_until_closed()
+        except BaseException as error:  # noqa: BLE001 - handed to the tasks' callers
+            failure = RuntimeError(f"the worker pool failed: {type(error).__name__}: {error}")
+            failure.__cause__ = error
+            with self._lock:
+                self._failed = failure
+                unfinished = self._unfinished()
+            for future in unfinished:
+                if not future.done():
+                    future.set_exception(failure)
+
+    def _unfinished(self) -> list[Future]:
+        """The tasks running or queued, taken off the queue (the lock held)."""
+        unfinished = [w.job for w in self._workers if w.job is not None] + [f for f, _ in self._queue]
+        self._queue.clear()
+        for worker in self._workers:
+            worker.job = None
+        return unfinished
+
+    def _feed_until_closed(self) -> None:
         selector = self._selector
         selector.register(self._wake_read, selectors.EVENT_READ)
         live: dict[int, _Worker] = {}
@@ -341,7 +366,11 @@ class Pool:
             message = worker.take(chunk)
             if message is not None and worker.job is not None:
                 future, worker.job = worker.job, None
-                ok, value = pickle.loads(message)
+                try:
+                    ok, value = pickle.loads(message)
+                except Exception as error:  # noqa: BLE001 - the task's outcome says so
+                    ok, value = False, RuntimeError(
+                        f"a task's outcome cannot be read back: {type(error).__name__}: {error}")
                 if ok:
                     future.set_result(value)
                 else:

@@ -191,3 +191,42 @@ def test_an_initializers_exception_fails_each_task_with_it():
     # multiprocessing.Pool starts such workers again and again, and the caller waits
     with quiet_pool(2, initializer=refuse) as pool, pytest.raises(ValueError, match="no set-up here"):
         list(pool.imap(square_and_pid, range(3)))
+
+
+def refuse_to_load():
+    raise ValueError("not here")
+
+
+class Unloadable:
+    def __reduce__(self):
+        return refuse_to_load, ()
+
+
+def unloadable(_):
+    return Unloadable()
+
+
+def test_an_outcome_that_cannot_be_read_back_fails_its_task_only():
+    with quiet_pool(1) as pool:
+        with pytest.raises(RuntimeError, match="outcome cannot be read back: ValueError: not here"):
+            pool.apply_async(unloadable, (0,)).get(timeout=30)
+        assert pool.apply_async(square_and_pid, (4,)).get(timeout=30)[0] == 16
+
+
+def test_a_failure_of_the_feeding_thread_fails_the_tasks_not_the_wait(monkeypatch):
+    from stagec.runtime import workers
+
+    start_tasks = workers.Pool._start_tasks
+
+    def broken(self, live):
+        if self._queue:  # once a task has come
+            raise MemoryError("no room")
+        return start_tasks(self, live)
+
+    monkeypatch.setattr(workers.Pool, "_start_tasks", broken)
+    with quiet_pool(1) as pool:
+        pending = pool.apply_async(square_and_pid, (2,))
+        with pytest.raises(RuntimeError, match="the worker pool failed: MemoryError: no room"):
+            pending.get(timeout=30)
+        with pytest.raises(RuntimeError, match="the worker pool failed"):
+            pool.apply_async(square_and_pid, (3,))

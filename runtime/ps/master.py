@@ -377,7 +377,8 @@ class Master:
                 d = r.decision
                 reply["instruction"] = {"op": "prepare", "round": r.id, "pushes": r.pushes,
                                         "participants": [r.pushes[j] for j in d["participants"]],
-                                        "weights": d["weights"], "scale": d["scale"], "version": r.version}
+                                        "weights": d["weights"], "scale": d["scale"], "version": r.version,
+                                        "rejected": {r.pushes[int(j)]: why for j, why in d["rejected"].items()}}
             elif r.phase == "commit" and slave not in r.committed:
                 reply["instruction"] = {"op": "commit", "round": r.id, "version": r.version}
         return reply
@@ -503,9 +504,13 @@ class Master:
                        self.dep.penalty)
             r.decision = {"participants": list(d.participants), "weights": list(d.weights), "scale": d.scale,
                           "excluded": list(d.excluded), "totals": [d.totals[j] for j in range(len(pushes))],
-                          "scores": {str(j): s for j, s in d.scores.items()}, "state": d.state.to_json()}
+                          "scores": {str(j): s for j, s in d.scores.items()}, "state": d.state.to_json(),
+                          "rejected": {str(j): why for j, why in d.rejected.items()}}
+            for j, why in d.rejected.items():
+                log.warning("round %d: push %s of cluster %d left out on every slave: %s", r.id, pushes[j].id,
+                            pushes[j].cluster, why)
             if not d.participants:
-                log.warning("round %d: every push excluded by the penalty", r.id)
+                log.warning("round %d: every push excluded or left out", r.id)
                 self.log.append({"round": r.id, "version": self.version, "pushes": r.pushes, "committed": False,
                                  "clusters": [p.cluster for p in pushes], "tokens": [p.tokens for p in pushes],
                                  **r.decision})

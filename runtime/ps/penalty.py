@@ -39,6 +39,14 @@ Decisions this module makes where §4.1 is silent, each a documented choice:
   negative and reject ordinary clusters, and ignoring it (as this module once did)
   let a 1000x push through in a real run (tests/unit/ps_runtime/test_poisoned_cluster.py).
   Where max(E) >= 1 the rule is §4.1's as written.
+- **Unusable pushes are left out before the penalty looks at them**, in every mode (the
+  penalty on or off): one whose pseudo-gradient holds a NaN or an inf (its Gram
+  diagonal is then not finite: a finite float32 tensor's squared norm is finite in
+  float64) and one that consumed no tokens (its weight T_j would be 0, and a round of
+  only such pushes would divide 0 by 0). Neither enters the EMA, E, the weights or the
+  clip norm: a NaN G would make mu and sigma NaN for good (every later score NaN, so
+  nobody ever excluded again), and a NaN in the average would reach every global
+  parameter. `Decision.rejected` says why each was left out.
 - If every cluster of a round is excluded, there is nothing to apply: `decide` returns
   no participants and the round leaves the parameters untouched.
 """
@@ -85,6 +93,7 @@ class Decision:
     totals: Mapping[int, float]
     scores: Mapping[int, float] = field(default_factory=dict)
     state: PenaltyState = PenaltyState()
+    rejected: Mapping[int, str] = field(default_factory=dict)  # push -> why it was unusable
 
 
 def pseudo_gradient(theta: np.ndarray, theta_cluster: np.ndarray) -> np.ndarray:
@@ -99,11 +108,12 @@ def slave_gram(deltas: Sequence[Sequence[np.ndarray]]) -> np.ndarray:
     for every push)."""
     k = len(deltas)
     gram = np.zeros((k, k), dtype=np.float64)
-    for a in range(k):
-        for b in range(a, k):
-            value = sum(float(np.dot(x.ravel().astype(np.float64), y.ravel().astype(np.float64)))
-                        for x, y in zip(deltas[a], deltas[b], strict=True))
-            gram[a, b] = gram[b, a] = value
+    with np.errstate(invalid="ignore"):  # inf * 0: a non-finite push, which `decide` leaves out
+        for a in range(k):
+            for b in range(a, k):
+                value = sum(float(np.dot(x.ravel().astype(np.float64), y.ravel().astype(np.float64)))
+                            for x, y in zip(deltas[a], deltas[b], strict=True))
+                gram[a, b] = gram[b, a] = value
     return gram
 
 
@@ -120,6 +130,17 @@ def _ema(state: PenaltyState, value: float, alpha: float) -> PenaltyState:
     return PenaltyState(mu, sigma, state.scores)
 
 
+def _unusable(totals: np.ndarray, tokens: Sequence[int]) -> dict[int, str]:
+    """The pushes no statistic may see (module docstring), with why."""
+    why = {}
+    for j, (total, count) in enumerate(zip(totals, tokens, strict=True)):
+        if not math.isfinite(float(total)):
+            why[j] = "its pseudo-gradient is not finite (NaN or inf)"
+        elif count <= 0:
+            why[j] = f"it consumed {count} tokens"
+    return why
+
+
 def decide(grams: Sequence[np.ndarray], tokens: Sequence[int], state: PenaltyState,
            penalty: Penalty) -> Decision:
     """§4.1 steps 2-3 on the master for one round of k pushes.
@@ -129,7 +150,8 @@ def decide(grams: Sequence[np.ndarray], tokens: Sequence[int], state: PenaltySta
     and nothing is clipped (asynchronous / synchronous DiLoCo)."""
     k = len(tokens)
     totals = cluster_totals(grams) if grams else np.zeros(k)
-    candidates = list(range(k))
+    rejected = _unusable(totals, tokens)
+    candidates = [j for j in range(k) if j not in rejected]
     scores: dict[int, float] = {}
     excluded: list[int] = []
     if penalty.enabled and state.mu is not None and state.sigma > 0:
@@ -148,13 +170,13 @@ def decide(grams: Sequence[np.ndarray], tokens: Sequence[int], state: PenaltySta
     weights = tuple(tokens[j] / total_tokens for j in participants) if participants else ()
     scale = 1.0
     if penalty.enabled and participants:
-        w = np.zeros(k)
-        w[participants] = weights
-        norm = math.sqrt(max(sum(float(w @ g @ w) for g in grams), 0.0))
+        # only the participants' rows: a left-out push's may hold NaN, and 0 * NaN is NaN
+        w, mine = np.asarray(weights), np.ix_(participants, participants)
+        norm = math.sqrt(max(sum(float(w @ g[mine] @ w) for g in grams), 0.0))
         if norm > penalty.clip_norm:
             scale = penalty.clip_norm / norm
-    return Decision(tuple(participants), weights, scale, tuple(excluded),
-                    {j: float(totals[j]) for j in range(k)}, scores, new_state)
+    return Decision(tuple(participants), weights, scale, tuple(sorted({*excluded, *rejected})),
+                    {j: float(totals[j]) for j in range(k)}, scores, new_state, rejected)
 
 
 def weighted_pseudo_gradient(deltas: Sequence[np.ndarray], weights: Sequence[float],

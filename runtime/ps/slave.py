@@ -296,6 +296,8 @@ class Slave:
         excluded = [p for p in ins["pushes"] if p not in ins["participants"]]
         log.info("slave %d round %d: version %d from pushes %s (weights %s, scale %.6g); excluded %s", self.index,
                  ins["round"], version, ins["participants"], ins["weights"], ins["scale"], excluded)
+        for push, why in ins.get("rejected", {}).items():
+            log.warning("slave %d round %d: push %s left out: %s", self.index, ins["round"], push, why)
         params, momentum = {}, {}
         names = [n for l in self.layers for n in self._names(l)]
         for k, n in enumerate(names):

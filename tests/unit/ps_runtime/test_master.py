@@ -117,8 +117,8 @@ class Clock:
         monkeypatch.setattr(master_module.time, "monotonic", lambda: self.now)
 
 
-def commit_push(m, cluster):
-    push = m.handle({"op": "push_request", "cluster": cluster, "tokens": 1024, "base_version": 0, "loss": 1.0})
+def commit_push(m, cluster, tokens=1024):
+    push = m.handle({"op": "push_request", "cluster": cluster, "tokens": tokens, "base_version": 0, "loss": 1.0})
     for step in range(len(push["steps"])):
         assert m.handle({"op": "push_grant", "cluster": cluster, "push": push["push"], "step": step})["granted"]
         step_done(m, cluster, push, step)
@@ -370,3 +370,23 @@ def test_a_tick_that_changes_the_round_wakes_the_long_polls(patient_master):
     master.tick(stalled=False)
     thread.join(timeout=5)
     assert out["reply"]["state"] == "skipped" and out["seconds"] < master.max_wait_s * 0.8
+
+
+@pytest.mark.parametrize("gram, tokens, why", [
+    ([[float("nan")]], 1024, "not finite"),
+    ([[float("inf")]], 1024, "not finite"),
+    ([[1.0]], 0, "0 tokens"),
+])
+def test_an_unusable_push_is_left_out_and_the_master_goes_on(master, caplog, gram, tokens, why):
+    """Old code: a NaN Gram made mu and sigma NaN and the push a participant; zero
+    tokens divided 0 by 0 in the master's round (its tick thread then dies with it)."""
+    state = master.penalty_state
+    commit_push(master, 0, tokens=tokens)
+    r = master.round
+    for s in range(master.plan.num_slaves):
+        master.handle({"op": "slave_norms", "slave": s, "round": r.id, "gram": gram})
+    master.tick(stalled=False)
+    assert master.round is None and master.version == 0 and master.penalty_state == state
+    assert master.handle({"op": "push_status", "cluster": 0, "push": r.pushes[0]})["state"] == "excluded"
+    assert why in master.log[-1]["rejected"]["0"]
+    assert any("left out on every slave" in m and why in m for m in caplog.messages)

@@ -167,3 +167,80 @@ def test_outer_step_leaves_its_inputs_alone():
     theta, buf = np.ones(3, np.float32), np.zeros(3, np.float32)
     outer_step(theta, buf, np.ones(3, np.float32), OuterOptimizer())
     np.testing.assert_array_equal(theta, 1) and np.testing.assert_array_equal(buf, 0)
+
+
+@pytest.mark.parametrize("poison", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("with_history", [True, False])
+def test_a_non_finite_pseudo_gradient_is_left_out_and_poisons_nothing(poison, with_history):
+    """Push 1 holds a NaN or an inf. Old code: G^1 = NaN passed the score test (NaN > 3
+    is false) and made mu and sigma NaN for good; an inf was excluded but its row made
+    the clip norm 0 * inf = NaN, so the other push went unclipped; without history
+    either reached the parameters. Hand computation: push 0 alone, Delta = [3, 0]
+    (slave 0) and [4] (slave 1): ||delta|| = 5, scale 1/5; theta moves by
+    -lr (1 + momentum) g = -0.7 * 1.9 * [3/5, 0 | 4/5] = [-0.798, 0 | -1.064]."""
+    state = history() if with_history else PenaltyState()
+    theta = [np.zeros(2, np.float32), np.zeros(1, np.float32)]
+    good = [np.array([-3, 0], np.float32), np.array([-4], np.float32)]
+    bad = [np.array([-3, poison], np.float32), np.array([-4], np.float32)]
+    deltas = [[[pseudo_gradient(theta[s], push[s])] for push in (good, bad)] for s in range(2)]
+    d = decide([slave_gram(x) for x in deltas], [100, 100], state, PENALTY)
+    assert d.participants == (0,) and d.weights == (1.0,) and d.excluded == (1,)
+    assert "not finite" in d.rejected[1] and 1 not in d.scores
+    assert d.scale == pytest.approx(1 / 5)
+    if with_history:  # the EMA saw G = 7 only: mu = .02*7 + .98*6.9608
+        assert d.state.mu == pytest.approx(0.02 * 7 + 0.98 * 6.9608)
+    else:  # the first accepted G sets mu
+        assert d.state.mu == 7 and d.state.sigma == 0
+    assert all(math.isfinite(s) for s in d.state.scores) and math.isfinite(d.state.sigma)
+    for s, expected in enumerate(([-0.798, 0.0], [-1.064])):
+        g = weighted_pseudo_gradient([deltas[s][j][0] for j in d.participants], d.weights, d.scale)
+        np.testing.assert_allclose(outer_step(theta[s], np.zeros_like(theta[s]), g, OuterOptimizer())[0],
+                                   expected, rtol=1e-6)
+
+
+def test_a_non_finite_pseudo_gradient_is_left_out_with_the_penalty_off_too():
+    # DiLoCo has no penalty, but a NaN averaged in would reach every global parameter
+    gram = slave_gram([[np.array([1.0], np.float32)], [np.array([np.nan], np.float32)]])
+    d = decide([gram], [100, 300], PenaltyState(), Penalty(enabled=False))
+    assert d.participants == (0,) and d.weights == (1.0,) and d.excluded == (1,) and d.scale == 1.0
+
+
+def test_a_round_of_only_non_finite_pushes_applies_nothing_and_keeps_the_statistics():
+    state = history()
+    d = decide(grams_of([np.nan]), [100], state, PENALTY)
+    assert d.participants == () and d.excluded == (0,) and d.state == state
+
+
+def test_a_push_that_consumed_no_tokens_is_left_out():
+    # old code: a round of such pushes divided 0 by 0 (ZeroDivisionError on the master)
+    d = decide(grams_of([0.5]), [0], PenaltyState(), PENALTY)
+    assert d.participants == () and d.excluded == (0,) and "0 tokens" in d.rejected[0]
+    assert d.state == PenaltyState()
+    # beside a push that did consume tokens: that one alone, weight 1 (its T_j / sum T_j)
+    d = decide(grams_of([0.5, 0.7]), [0, 300], PenaltyState(), PENALTY)
+    assert d.participants == (1,) and d.weights == (1.0,) and d.state.mu == 0.7
+
+
+def test_all_zero_pseudo_gradients_leave_the_parameters_to_the_momentum():
+    """G = 0 every round: mu = 0, sigma stays 0 (so no score is ever recorded), the
+    norm 0 is not clipped, and g = 0: the Nesterov step moves theta by lr * mu * b only."""
+    s = PenaltyState()
+    for _ in range(3):
+        d = decide([slave_gram([[np.zeros(3, np.float32)]])], [100], s, PENALTY)
+        assert d.participants == (0,) and d.scale == 1.0 and d.scores == {}
+        s = d.state
+    assert s == PenaltyState(0.0, 0.0, ())
+    g = weighted_pseudo_gradient([np.zeros(3, np.float32)], d.weights, d.scale)
+    theta, b = outer_step(np.ones(3, np.float32), np.full(3, 0.5, np.float32), g, OuterOptimizer())
+    # b = 0.9 * 0.5 = 0.45; theta = 1 - 0.7 * (0 + 0.9 * 0.45) = 0.7165
+    np.testing.assert_allclose(b, 0.45, rtol=1e-6)
+    np.testing.assert_allclose(theta, 0.7165, rtol=1e-6)
+
+
+def test_a_norm_of_exactly_one_is_not_scaled():
+    # min(1, 1 / ||delta||) = 1 at ||delta|| = 1: over two slaves, 0.6^2 + 0.8^2 = 1
+    # (0.6 and 0.8 are not exact in binary; 0.5^2 * 4 is)
+    d = decide(grams_of([0.5, 0.5], [0.5, 0.5]), [1, 1], PenaltyState(), PENALTY)
+    assert d.scale == 1.0
+    d = decide([slave_gram([[np.array([0.5, 0.5, 0.5, 0.5], np.float32)]])], [1], PenaltyState(), PENALTY)
+    assert d.scale == 1.0

@@ -45,10 +45,11 @@ references, ranges, the schedule's coverage and contention, and the protocol's o
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FloatAttr, IntAttr, IntegerAttr, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, BoolAttr, DictionaryAttr, Float64Type, FloatAttr, IntAttr, StringAttr
 from xdsl.ir import Attribute, Operation
 from xdsl.irdl import irdl_op_definition, opt_prop_def, prop_def, region_def, traits_def
 from xdsl.parser import Parser
@@ -61,6 +62,12 @@ from stagec.dialects.ps.syntax import Field, KeywordOp, config_value, format_flo
 # The dtypes a model's parameters may be moved in: frontends/templates/blocks.py's DTYPES
 # (a test keeps the two equal; the dialect does not import the templates).
 MODEL_DTYPES = ("bf16", "f16", "f32", "f64")
+
+
+# A property the custom syntax reads and prints as `0.7`, `true`, `[[1.0, 2.0], ...]`:
+# any other type would print as these and read back as something else.
+F64 = FloatAttr[Float64Type]
+F64_MATRIX = ArrayAttr[ArrayAttr[F64]]
 
 
 # -- the program ---------------------------------------------------------------------
@@ -102,7 +109,8 @@ class ProgramOp(KeywordOp):
                 config_value(attr)
             except ValueError as error:
                 raise VerifyException(f"'ps.program' model override '{key}': {error}") from None
-        _verify_program(self)
+        if _every_op_verifies(self):
+            _verify_program(self)
 
 
 # -- declarations --------------------------------------------------------------------
@@ -115,20 +123,20 @@ class ClusterOp(KeywordOp):
 
     name = "ps.cluster"
     sym_name = prop_def(StringAttr)
-    throughput = prop_def(FloatAttr)
-    extra_delay = prop_def(FloatAttr)
+    throughput = prop_def(F64)
+    extra_delay = prop_def(F64)
     traits = traits_def(HasParent(ProgramOp))
     FIELDS: ClassVar[tuple[Field, ...]] = (Field("", "sym_name", "sym"), Field("throughput", "throughput", "float"),
               Field("delay", "extra_delay", "float"))
 
     def verify_(self) -> None:
         name = self.sym_name.data
-        if not self.throughput.value.data > 0:
+        if not 0 < self.throughput.value.data < math.inf:
             raise VerifyException(f"'ps.cluster' @{name} has throughput {format_float(self.throughput.value.data)}; "
-                                  "give tokens/s > 0")
-        if not self.extra_delay.value.data >= 0:
+                                  "give a finite number of tokens/s > 0")
+        if not 0 <= self.extra_delay.value.data < math.inf:
             raise VerifyException(f"'ps.cluster' @{name} has delay {format_float(self.extra_delay.value.data)}; "
-                                  "give a fraction of a step >= 0")
+                                  "give a finite fraction of a step >= 0")
 
 
 @irdl_op_definition
@@ -136,7 +144,7 @@ class BandwidthOp(KeywordOp):
     """B: `B[i][j]` bytes/s between the CPU servers of cluster i and the NPUs of cluster j."""
 
     name = "ps.bandwidth"
-    matrix = prop_def(ArrayAttr)
+    matrix = prop_def(F64_MATRIX)
     traits = traits_def(HasParent(ProgramOp))
     FIELDS: ClassVar[tuple[Field, ...]] = (Field("", "matrix", "matrix"),)
 
@@ -204,14 +212,14 @@ class OuterNesterovOp(KeywordOp):
     """The slaves' outer optimizer: Nesterov momentum (Algorithm 1 line 17)."""
 
     name = "ps.outer_nesterov"
-    lr = prop_def(FloatAttr)
-    momentum = prop_def(FloatAttr)
+    lr = prop_def(F64)
+    momentum = prop_def(F64)
     traits = traits_def(HasParent(ProgramOp))
     FIELDS: ClassVar[tuple[Field, ...]] = (Field("lr", "lr", "float"), Field("momentum", "momentum", "float"))
 
     def verify_(self) -> None:
-        if not self.lr.value.data > 0:
-            raise VerifyException(f"'ps.outer_nesterov' lr {format_float(self.lr.value.data)}: give lr > 0")
+        if not 0 < self.lr.value.data < math.inf:
+            raise VerifyException(f"'ps.outer_nesterov' lr {format_float(self.lr.value.data)}: give a finite lr > 0")
         if not 0 <= self.momentum.value.data <= 1:
             raise VerifyException(f"'ps.outer_nesterov' momentum {format_float(self.momentum.value.data)}: "
                                   "give 0 <= momentum <= 1")
@@ -223,10 +231,10 @@ class PenaltyOp(KeywordOp):
     (exclude a cluster whose score exceeds beta * max(E)), clipping norm."""
 
     name = "ps.penalty"
-    alpha = prop_def(FloatAttr)
-    beta = prop_def(FloatAttr)
-    clip = prop_def(FloatAttr)
-    enabled = prop_def(IntegerAttr)
+    alpha = prop_def(F64)
+    beta = prop_def(F64)
+    clip = prop_def(F64)
+    enabled = prop_def(BoolAttr)
     traits = traits_def(HasParent(ProgramOp))
     FIELDS: ClassVar[tuple[Field, ...]] = (Field("alpha", "alpha", "float"), Field("beta", "beta", "float"), Field("clip", "clip", "float"),
               Field("enabled", "enabled", "bool"))
@@ -235,10 +243,12 @@ class PenaltyOp(KeywordOp):
         alpha, beta, clip = (getattr(self, p).value.data for p in ("alpha", "beta", "clip"))
         if not 0 < alpha <= 1:
             raise VerifyException(f"'ps.penalty' alpha {format_float(alpha)}: the EMA factor is in (0, 1] (§4.1: 0.02)")
-        if not beta > 0:
-            raise VerifyException(f"'ps.penalty' beta {format_float(beta)}: the outlier threshold is > 0 (§4.1: 3)")
-        if not clip > 0:
-            raise VerifyException(f"'ps.penalty' clip {format_float(clip)}: the clipping norm is > 0 (§4.1: 1)")
+        if not 0 < beta < math.inf:
+            raise VerifyException(f"'ps.penalty' beta {format_float(beta)}: the outlier threshold is finite and > 0 "
+                                  "(§4.1: 3)")
+        if not 0 < clip < math.inf:
+            raise VerifyException(f"'ps.penalty' clip {format_float(clip)}: the clipping norm is finite and > 0 "
+                                  "(§4.1: 1)")
 
 
 @irdl_op_definition
@@ -247,14 +257,15 @@ class HeartbeatOp(KeywordOp):
     seconds; `missed` consecutive missing beats remove a cluster or restart a slave."""
 
     name = "ps.heartbeat"
-    interval = prop_def(FloatAttr)
+    interval = prop_def(F64)
     missed = prop_def(IntAttr)
     traits = traits_def(HasParent(ProgramOp))
     FIELDS: ClassVar[tuple[Field, ...]] = (Field("interval", "interval", "float"), Field("missed", "missed", "int"))
 
     def verify_(self) -> None:
-        if not self.interval.value.data > 0:
-            raise VerifyException(f"'ps.heartbeat' interval {format_float(self.interval.value.data)}: give seconds > 0")
+        if not 0 < self.interval.value.data < math.inf:
+            raise VerifyException(f"'ps.heartbeat' interval {format_float(self.interval.value.data)}: "
+                                  "give a finite number of seconds > 0")
         if self.missed.data < 1:
             raise VerifyException(f"'ps.heartbeat' missed {self.missed.data}: give at least 1 beat")
 
@@ -330,13 +341,14 @@ class WindowOpenOp(KeywordOp):
     """§3.2 step 3: the first commit opens the update round's window of `grace` s."""
 
     name = "ps.window_open"
-    grace = prop_def(FloatAttr)
+    grace = prop_def(F64)
     traits = traits_def(HasParent(RoundOp))
     FIELDS: ClassVar[tuple[Field, ...]] = (Field("grace", "grace", "float"),)
 
     def verify_(self) -> None:
-        if not self.grace.value.data >= 0:
-            raise VerifyException(f"'ps.window_open' grace {format_float(self.grace.value.data)}: give seconds >= 0")
+        if not 0 <= self.grace.value.data < math.inf:
+            raise VerifyException(f"'ps.window_open' grace {format_float(self.grace.value.data)}: "
+                                  "give a finite number of seconds >= 0")
 
 
 @irdl_op_definition
@@ -474,6 +486,20 @@ def _only(ops: list[Operation], cls: type) -> Operation:
     return found[0]
 
 
+def _every_op_verifies(program: ProgramOp) -> bool:
+    """Whether each op in the program passes its own checks, which the program's checks
+    take for granted (they read the ops' properties). xDSL verifies nested ops first,
+    but stagec-opt's diagnostics verify each op alone, parents first, to find the one to
+    blame: a malformed op then fails here, and is blamed, at its own place, when its turn
+    comes."""
+    for op in program.body.walk():
+        try:
+            op.verify_()
+        except VerifyException:
+            return False
+    return True
+
+
 def _verify_program(program: ProgramOp) -> None:
     ops = list(program.body.block.ops)
     clusters = [op.sym_name.data for op in ops if isinstance(op, ClusterOp)]
@@ -521,9 +547,6 @@ def _verify_round(round_op: RoundOp, clusters: list[str], owner: list[int], chec
     ops = list(round_op.body.block.ops)
     position = {id(op): i for i, op in enumerate(ops)}
     steps = {PushOp: [op for op in ops if isinstance(op, PushOp)], PullOp: [op for op in ops if isinstance(op, PullOp)]}
-    for found in steps.values():
-        for op in found:
-            op.verify_()  # a step's own contention first: it says more than the coverage it breaks
     for cls, found in steps.items():
         if not found:
             raise VerifyException(f"'ps.round' has no {cls.name} step; every layer moves in some step")

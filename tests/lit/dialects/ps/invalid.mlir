@@ -491,7 +491,7 @@ ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
   }
 }
 
-// CHECK: 'ps.penalty' beta 0.0: the outlier threshold is > 0 (§4.1: 3)
+// CHECK: 'ps.penalty' beta 0.0: the outlier threshold is finite and > 0 (§4.1: 3)
 
 // -----
 
@@ -983,3 +983,461 @@ ps.program @p inner_steps 2 tokens_per_step 100 model "m" overrides {rope_scalin
 }) : () -> ()
 
 // CHECK: 'ps.program' has model dtype 'i8'; give one of bf16, f16, f32, f64
+
+// -----
+
+// An op whose property is missing (generic form) is blamed at its own line: the program's
+// checks, which read every op's properties, wait until each op passes its own (they
+// raised an internal error here) ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  "ps.master"() <{}> : () -> ()
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: invalid.mlir:[[# @LINE - 26]]:3: error: 'ps.master' op property 'cluster' expected in operation 'ps.master'
+
+// -----
+
+// ... and so is one with a wrong value: the slave count, not the layer it leaves ownerless.
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  "ps.slaves"() <{count = #builtin.int<-2>, cluster = "A"}> : () -> ()
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: invalid.mlir:[[# @LINE - 25]]:3: error: 'ps.slaves' op 'ps.slaves' declares -2 slaves; give 1 to 65,536
+
+// -----
+
+// The properties have the types the custom syntax prints: B is a matrix of f64 ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  "ps.bandwidth"() <{matrix = [["a", "b"], ["c", "d"]]}> : () -> ()
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.bandwidth' op "a" should be of base attribute float
+
+// -----
+
+// ... not a vector ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  "ps.bandwidth"() <{matrix = [2.0e6 : f64, 1.0e6 : f64]}> : () -> ()
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.bandwidth' op expected ArrayAttr attribute
+
+// -----
+
+// ... a rate is f64, not f32 (it would print as `1000.0` and read back as f64) ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  "ps.cluster"() <{sym_name = "A", throughput = 1.0e3 : f32, extra_delay = 0.0 : f64}> : () -> ()
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.cluster' op f32 should be of base attribute f64
+
+// -----
+
+// ... and `enabled` is an i1 (3 : i64 printed as `true`).
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  "ps.penalty"() <{alpha = 0.02 : f64, beta = 3.0 : f64, clip = 1.0 : f64, enabled = 3 : i64}> : () -> ()
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.penalty' op Expected attribute i1 but got i64
+
+// -----
+
+// Every number is finite: an inf, which only the generic form can write, printed as `inf`,
+// which no parser reads back. A throughput ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  "ps.cluster"() <{sym_name = "A", throughput = 0x7FF0000000000000 : f64, extra_delay = 0.0 : f64}> : () -> ()
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.cluster' @A has throughput inf; give a finite number of tokens/s > 0
+
+// -----
+
+// ... a delay ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  "ps.cluster"() <{sym_name = "A", throughput = 1.0e3 : f64, extra_delay = 0x7FF0000000000000 : f64}> : () -> ()
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.cluster' @A has delay inf; give a finite fraction of a step >= 0
+
+// -----
+
+// ... the outer learning rate ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  "ps.outer_nesterov"() <{lr = 0x7FF0000000000000 : f64, momentum = 0.9 : f64}> : () -> ()
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.outer_nesterov' lr inf: give a finite lr > 0
+
+// -----
+
+// ... beta ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  "ps.penalty"() <{alpha = 0.02 : f64, beta = 0x7FF0000000000000 : f64, clip = 1.0 : f64, enabled = true}> : () -> ()
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.penalty' beta inf: the outlier threshold is finite and > 0 (§4.1: 3)
+
+// -----
+
+// ... the clipping norm ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  "ps.penalty"() <{alpha = 0.02 : f64, beta = 3.0 : f64, clip = 0x7FF0000000000000 : f64, enabled = true}> : () -> ()
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.penalty' clip inf: the clipping norm is finite and > 0 (§4.1: 1)
+
+// -----
+
+// ... the heartbeat ...
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  "ps.heartbeat"() <{interval = 0x7FF0000000000000 : f64, missed = #builtin.int<3>}> : () -> ()
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.heartbeat' interval inf: give a finite number of seconds > 0
+
+// -----
+
+// ... and the grace window.
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  ps.round {
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    "ps.window_open"() <{grace = 0x7FF0000000000000 : f64}> : () -> ()
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }
+}
+
+// CHECK: 'ps.window_open' grace inf: give a finite number of seconds >= 0

@@ -8,11 +8,11 @@ nodes form one chain, in this order (di-ps.md §3.2; the IR's round, dialects/ps
   seconds; SEND push request -> master; RECV go <- master; per layer in its push steps:
   RECV ready <- slave, SEND the layer -> slave; SEND prepare -> master, RECV ack <- master,
   SEND commit -> master (the two-stage commit); RECV pull notice <- master; per layer in
-  the pull steps: RECV the layer <- slave.
+  the pull steps: SEND ready -> slave, RECV the layer <- slave.
 - slave s: per transfer to it in schedule order: (for a cluster's first, RECV go <- master)
   SEND ready -> cluster, RECV the layer <- cluster; RECV update <- master; COMP the
   update, its bytes / `slave_update_bytes_per_s`; SEND done -> master; per pull transfer:
-  SEND the layer -> cluster.
+  RECV ready <- cluster, SEND the layer -> cluster.
 - master: per cluster in the order their inner steps end: RECV request, SEND go to it
   and to every slave it pushes to; per cluster in the order of its last push step:
   RECV prepare, SEND ack, RECV commit; COMP the grace window (it closes `grace` after
@@ -20,7 +20,11 @@ nodes form one chain, in this order (di-ps.md §3.2; the IR's round, dialects/ps
   every slave; SEND pull notice -> every cluster.
 
 The `ready` message is the slave taking the next layer, so a slave receives from one
-cluster at a time in the schedule's order (Fig. 5); control messages are
+cluster at a time in the schedule's order (Fig. 5); in a pull, the cluster's `ready`
+takes the next layer, so a cluster receives from one slave at a time: a simulated
+message has its own link per slave, while the cluster's link to the PS cluster, B[p][c],
+is one (without it, a cluster pulled from all its slaves at once, 414 GB in 146 s over
+production9's 1.25 GB/s links, 2.3x what they carry). Control messages are
 `control_bytes` each. Messages between a cluster and the PS cluster p cross B[p][c];
 the master and slaves talk over B[p][p]. These go into `<prefix>.links.json`
 (runtime/sim/links.py), beside `<prefix>.<rank>.et`, `comm_group.json` (no collectives:
@@ -42,7 +46,7 @@ from stagec.runtime.sim.links import LINKS_FILE, LinkNetwork, write_links
 
 # Tags: one per message kind, a layer's data messages offset by its index.
 TAG_REQUEST, TAG_GO, TAG_PREPARE, TAG_ACK, TAG_COMMIT, TAG_UPDATE, TAG_DONE, TAG_NOTICE = range(1, 9)
-TAG_READY, TAG_PUSH, TAG_PULL, TAG_GO_SLAVE = 1 << 20, 2 << 20, 3 << 20, 4 << 20
+TAG_READY, TAG_PUSH, TAG_PULL, TAG_GO_SLAVE, TAG_PULL_READY = 1 << 20, 2 << 20, 3 << 20, 4 << 20, 5 << 20
 # Table 2 (di-ps.md §5.4): an update of a 100B model (400 GB in f32) on 16 slaves takes 110 s.
 TABLE2_UPDATE_BYTES_PER_S = 400e9 / 16 / 110
 
@@ -152,8 +156,9 @@ def build_nodes(plan: Plan, options: TraceOptions = TraceOptions()) -> list[list
         chain.send("commit", m, TAG_COMMIT, ctl)
         chain.recv("pull_notice", m, TAG_NOTICE, ctl)
         for x in pushes[c]:
-            chain.recv(f"pull {layers[x.layer].prefix}", ranks.slave(x.slave), TAG_PULL + x.layer,
-                       layers[x.layer].nbytes)
+            s = ranks.slave(x.slave)
+            chain.send(f"ready for pull {layers[x.layer].prefix}", s, TAG_PULL_READY + x.layer, ctl)
+            chain.recv(f"pull {layers[x.layer].prefix}", s, TAG_PULL + x.layer, layers[x.layer].nbytes)
 
     for s in range(n):
         chain, m = chains[ranks.slave(s)], ranks.master
@@ -172,8 +177,10 @@ def build_nodes(plan: Plan, options: TraceOptions = TraceOptions()) -> list[list
         chain.comp("penalty + outer Nesterov step", owned / options.slave_update_bytes_per_s)
         chain.send("update done", m, TAG_DONE, ctl)
         for x in mine:
-            chain.send(f"pull {layers[x.layer].prefix} to {names[x.cluster]}", ranks.cluster(x.cluster),
-                       TAG_PULL + x.layer, layers[x.layer].nbytes)
+            c = ranks.cluster(x.cluster)
+            chain.recv(f"{names[x.cluster]} ready for pull {layers[x.layer].prefix}", c, TAG_PULL_READY + x.layer, ctl)
+            chain.send(f"pull {layers[x.layer].prefix} to {names[x.cluster]}", c, TAG_PULL + x.layer,
+                       layers[x.layer].nbytes)
 
     slaves_of = {c: sorted({x.slave for x in pushes[c]}) for c in range(k)}
     for c in arrival:

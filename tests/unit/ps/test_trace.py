@@ -45,15 +45,16 @@ def test_tiny_plan_iteration_time_by_hand(tmp_path, capsys):
       400700-402700, prepare -402900. Master: prepare A (arrived 201500) at 400500, ack A
       -400600; A commit -400700; master prepare B 402900, ack B -403100; B commit -403300;
       grace 403300-403800; update -> slave -403900; slave update 403900-404900, done
-      -405000; slave pulls: A 405000-406000, B 406000-408000. Master notices A -405100,
-      B -405300. A ends at 406000 (its pull), B at 408000: the iteration is 408,000 us."""
+      -405000. Master notices A -405100, B -405300. A's ready to pull -405200, slave's
+      pull to A 405200-406200; B's ready -405500, the slave's pull to B once A's is done,
+      406200-408200. A ends at 406200 (its pull), B at 408200: the iteration is 408,200 us."""
     plan = _tiny_plan()
     write_traces(plan, str(tmp_path), TraceOptions(control_bytes=200, slave_update_bytes_per_s=2e6))
     assert main(["simulate", str(tmp_path), "--json", "--quiet"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["iteration_ns"] == 408_000_000
+    assert report["iteration_ns"] == 408_200_000
     finish = {r["ranks"][0]: r["finish_ns"] for r in report["ranks"]}
-    assert finish[0] == 406_000_000 and finish[1] == 408_000_000 and finish[3] == 405_300_000
+    assert finish[0] == 406_200_000 and finish[1] == 408_200_000 and finish[3] == 405_300_000
     # the files are well-formed Chakra (stagec check-trace's checks)
     assert check_trace(str(tmp_path)).ok
 
@@ -96,8 +97,9 @@ def test_slower_link_is_what_the_time_follows(tmp_path, capsys):
     # From B's inner end (400000): request -400400; master go B -400800, go(B) -> slave
     # -400900 (100 us, the master-slave link); ready -401300; push -405300; prepare -405700;
     # ack -406100; commit -406500; grace -407000; update -407100; slave update -408100,
-    # done -408200; pull A 408200-409200; pull B 409200-413200.
-    assert report["iteration_ns"] == 413_200_000
+    # done -408200; notices A -408300, B -408700; A's ready to pull -408400, pull A
+    # 408400-409400; B's ready -409100, pull B 409400-413400.
+    assert report["iteration_ns"] == 413_400_000
 
 
 def test_production_traces_check_and_simulate(tmp_path, capsys):
@@ -167,3 +169,26 @@ def test_times_past_the_simulators_int64_ns_are_refused(tmp_path, change, messag
     with pytest.raises(TraceError) as error:
         write_traces(plan, str(tmp_path / "out"))
     assert message in str(error.value) and not (tmp_path / "out").exists()
+
+
+def test_a_cluster_pulls_no_faster_than_its_link(tmp_path, capsys):
+    """Cluster A pulls two 2000-byte layers from two slaves over its one link to the PS
+    cluster, B[0][0] = 2e6 B/s: 2 x 1000 us at least. Old traces: both slaves sent at once,
+    each on a link of its own at 2e6 B/s, and A had both layers 1000 us after the notice
+    (4000 B/ms, twice what its link carries). Now, in us from the end of the master's
+    notice: A's ready to slave 0 0-100, layer 100-1100; ready to slave 1 1100-1200, layer
+    1200-2200."""
+    plan = build_plan([Cluster("A", 1000.0)], [[2e6]], 2,
+                      [Layer("model.layers.0", 2000), Layer("model.layers.1", 2000)], inner_steps=2,
+                      grace_window_s=0.0005, tokens_per_step=100)
+    write_traces(plan, str(tmp_path), TraceOptions(control_bytes=200, slave_update_bytes_per_s=2e6))
+    timeline = tmp_path / "timeline.json"
+    assert main(["simulate", str(tmp_path), "--quiet", "--timeline", str(timeline)]) == 0
+    capsys.readouterr()
+    events = json.loads(timeline.read_text())
+    events = [e for e in (events["traceEvents"] if isinstance(events, dict) else events)
+              if e.get("ph") == "X" and e["pid"] == 0]
+    notice = next(e for e in events if e["name"] == "pull_notice")
+    pulls = [e for e in events if e["name"].startswith("pull ")]
+    assert len(pulls) == 2
+    assert max(e["ts"] + e["dur"] for e in pulls) - (notice["ts"] + notice["dur"]) == pytest.approx(2200)

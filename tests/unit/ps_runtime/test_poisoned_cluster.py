@@ -9,6 +9,7 @@ the round's recorded pushes with numpy and torch's own SGD — not with
 runtime/ps/penalty.py, which `replay` (and so `check_run`) shares with the slaves.
 """
 
+import math
 import re
 from dataclasses import replace
 
@@ -127,3 +128,30 @@ def test_a_1000x_push_is_excluded_on_every_slave_and_the_step_is_the_others_alon
     with_it, norm_with = outer_step_by_hand(theta, momentum, [recorded_push(dep, p) for p in entry["pushes"]])
     assert norm_with > 100 * norm
     assert max(float(np.max(np.abs(with_it[n] - after[n]))) for n in after) > 1e-2
+
+
+def test_a_nan_push_is_left_out_on_every_slave_and_poisons_nothing(tmp_path, supervisors):
+    """Cluster 0's push POISONED_PUSH is all NaN. Old code: its G was NaN, which no
+    threshold exceeds, so it took part: every global parameter became NaN, and mu and
+    sigma with them (no push was ever excluded again)."""
+    dep = tiny_deployment(tmp_path, rounds=POISONED_PUSH + 2, grace_window_s=GRACE_S,
+                          faults=Faults(poison_cluster=0, poison_push=POISONED_PUSH, poison_factor=float("nan")))
+    sup = supervisors(dep)
+    assert sup.wait(TIMEOUT)
+    state = check_run(sup)
+    poisoned = re.findall(rf"injected fault: push {POISONED_PUSH} \((\S+)\) of cluster 0",
+                          dep.path("logs", "cluster0.log").read_text())[0]
+    (entry,) = [e for e in state["log"] if poisoned in e["pushes"]]
+    j = entry["pushes"].index(poisoned)
+    assert j in entry["excluded"] and j not in entry["participants"]
+    assert "not finite" in entry["rejected"][str(j)]
+    assert "left out on every slave" in dep.path("logs", "master.log").read_text()
+    if entry["committed"]:  # the other cluster's push was in the round: every slave says why
+        for s in range(dep.plan.num_slaves):
+            assert f"push {poisoned} left out: its pseudo-gradient is not finite" in \
+                dep.path("logs", f"slave{s}.log").read_text()
+    penalty = state["penalty"]
+    assert math.isfinite(penalty["mu"]) and math.isfinite(penalty["sigma"])
+    assert all(math.isfinite(s) for s in penalty["scores"])
+    params, _ = global_parameters(dep, state["version"])
+    assert all(np.isfinite(v).all() for v in params.values())

@@ -5,6 +5,7 @@ pass `stagec check-trace` and simulate; the plan <-> IR conversion is exact."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 
@@ -192,3 +193,59 @@ def test_a_cluster_pulls_no_faster_than_its_link(tmp_path, capsys):
     pulls = [e for e in events if e["name"].startswith("pull ")]
     assert len(pulls) == 2
     assert max(e["ts"] + e["dur"] for e in pulls) - (notice["ts"] + notice["dur"]) == pytest.approx(2200)
+
+
+UNUSUAL = {
+    "one cluster": ([Cluster("A", 1000.0)], [[2e6]], 2),
+    "one slave": ([Cluster("A", 1000.0), Cluster("B", 500.0), Cluster("C", 800.0)],
+                  [[2e6, 1e6, 5e5], [1e6, 2e6, 1e6], [5e5, 1e6, 2e6]], 1),
+    "more slaves than layers": ([Cluster("A", 1000.0), Cluster("B", 500.0)], [[2e6, 1e6], [1e6, 2e6]], 7),
+    "equal bandwidths": ([Cluster("A", 1000.0), Cluster("B", 1000.0), Cluster("C", 1000.0)], [[1e6] * 3] * 3, 2),
+    "asymmetric bandwidths": ([Cluster("A", 1000.0), Cluster("B", 500.0, 0.25), Cluster("C", 2000.0)],
+                              [[2e6, 1e4, 4e5], [8e5, 1e6, 3e4], [5e4, 6e5, 2e6]], 3),
+}
+
+
+@pytest.mark.parametrize("name", UNUSUAL)
+def test_unusual_plans_print_read_back_and_move_every_layer_at_their_links_rate(name, tmp_path, capsys):
+    """The program prints, parses and prints the same text; the traces pass check-trace
+    and simulate; every push and pull of cluster c takes its bytes / B[p][c], one at a
+    time (a cluster's transfers never overlap on its link)."""
+    from xdsl.parser import Parser
+    from xdsl.printer import Printer
+
+    from stagec.dialects import make_context
+
+    clusters, bandwidth, slaves = UNUSUAL[name]
+    layers = [Layer("model.embed_tokens", 4000), Layer("model.layers.0", 3000), Layer("model.layers.1", 3000),
+              Layer("model.norm", 40), Layer("lm_head", 4000)]
+    plan = build_plan(clusters, bandwidth, slaves, layers, inner_steps=2, grace_window_s=0.0005, tokens_per_step=100)
+
+    def text(module):
+        out = io.StringIO()
+        Printer(stream=out).print_op(module)
+        return out.getvalue()
+
+    printed = text(module_from_plan(plan))
+    assert text(Parser(make_context(), printed).parse_module()) == printed
+    assert plan_from_module(Parser(make_context(), printed).parse_module()) == plan
+
+    write_traces(plan, str(tmp_path))
+    assert check_trace(str(tmp_path)).ok
+    timeline = tmp_path / "timeline.json"
+    assert main(["simulate", str(tmp_path), "--quiet", "--timeline", str(timeline)]) == 0
+    capsys.readouterr()
+    events = json.loads(timeline.read_text())
+    events = [e for e in (events["traceEvents"] if isinstance(events, dict) else events) if e.get("ph") == "X"]
+    p = plan.ps_cluster
+    transfers = {f"{way} {layer.prefix}" for way in ("push", "pull") for layer in layers}
+    for c in range(len(clusters)):
+        moves = sorted((e for e in events if e["pid"] == c and e["name"] in transfers), key=lambda e: e["ts"])
+        assert len(moves) == 2 * len(layers)
+        for e in moves:
+            if e["name"].startswith("push"):  # the cluster's own send: exactly bytes / B[p][c]
+                assert e["dur"] == pytest.approx(e["args"]["bytes"] / bandwidth[p][c] * 1e6, abs=1e-3)  # whole ns
+        pulls = [e for e in moves if e["name"].startswith("pull")]
+        first = min(e["ts"] for e in pulls)
+        assert max(e["ts"] + e["dur"] for e in pulls) - first >= sum(e["args"]["bytes"] for e in pulls) \
+            / bandwidth[p][c] * 1e6 * (1 - 1e-9)

@@ -96,6 +96,7 @@ class ProgramOp(KeywordOp):
         return True
 
     def verify_(self) -> None:
+        _verify_no_block_arguments(self)
         if self.inner_steps.data < 1:
             raise VerifyException(f"'ps.program' has inner_steps {self.inner_steps.data}; H is at least 1")
         if self.tokens_per_step.data < 0:
@@ -301,6 +302,15 @@ class RoundOp(KeywordOp):
     @classmethod
     def has_region(cls) -> bool:
         return True
+
+    def verify_(self) -> None:
+        _verify_no_block_arguments(self)
+
+
+def _verify_no_block_arguments(op: KeywordOp) -> None:
+    # the custom syntax prints a region without its block's arguments: they would vanish
+    if op.body.block.args:
+        raise VerifyException(f"'{op.name}' has {len(op.body.block.args)} block arguments; its region takes none")
 
 
 # -- control messages (gRPC in the runtime) -------------------------------------------------

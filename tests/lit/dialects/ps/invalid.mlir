@@ -1441,3 +1441,40 @@ ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
 }
 
 // CHECK: 'ps.window_open' grace inf: give a finite number of seconds >= 0
+
+// -----
+
+// The round's region takes no block arguments: the custom syntax, which prints none,
+// would drop them.
+ps.program @p inner_steps 2 tokens_per_step 100 model "m" {
+  ps.cluster @A throughput 1000.0 delay 0.0
+  ps.cluster @B throughput 500.0 delay 0.0
+  ps.bandwidth [[2000000.0, 1000000.0], [1000000.0, 1000000.0]]
+  ps.master on @A
+  ps.slaves 1 on @A
+  ps.layer "model.layers.0" bytes 2000 slave 0
+  ps.outer_nesterov lr 0.7 momentum 0.9
+  ps.penalty alpha 0.02 beta 3.0 clip 1.0 enabled true
+  ps.heartbeat interval 1.0 missed 3
+  ps.snapshot every 1 keep 2
+  "ps.round"() ({
+  ^bb0(%a: i32):
+    ps.push_request @A
+    ps.push_request @B
+    ps.push step 0 [@A layer 0 -> slave 0]
+    ps.commit prepare @A
+    ps.commit commit @A
+    ps.window_open grace 0.0005
+    ps.push step 1 [@B layer 0 -> slave 0]
+    ps.commit prepare @B
+    ps.commit commit @B
+    ps.window_close
+    ps.update
+    ps.pull_notice @A
+    ps.pull_notice @B
+    ps.pull step 0 [@A layer 0 from slave 0]
+    ps.pull step 1 [@B layer 0 from slave 0]
+  }) : () -> ()
+}
+
+// CHECK: 'ps.round' has 1 block arguments; its region takes none

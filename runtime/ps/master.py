@@ -45,10 +45,11 @@ grants everyone a fresh heartbeat deadline instead of dropping them all.
 from __future__ import annotations
 
 import argparse
-import json
 import faulthandler
 import hmac
+import json
 import logging
+import math
 import os
 import signal
 import threading
@@ -503,7 +504,7 @@ class Master:
             d = decide([r.grams[s] for s in sorted(slaves)], [p.tokens for p in pushes], self.penalty_state,
                        self.dep.penalty)
             r.decision = {"participants": list(d.participants), "weights": list(d.weights), "scale": d.scale,
-                          "excluded": list(d.excluded), "totals": [d.totals[j] for j in range(len(pushes))],
+                          "excluded": list(d.excluded), "totals": [_json_number(d.totals[j]) for j in range(len(pushes))],
                           "scores": {str(j): s for j, s in d.scores.items()}, "state": d.state.to_json(),
                           "rejected": {str(j): why for j, why in d.rejected.items()}}
             for j, why in d.rejected.items():
@@ -588,6 +589,12 @@ class Master:
         if now - self.status_written > 0.1:
             self._status()
             self.status_written = now
+
+
+def _json_number(value: float) -> float | None:
+    """A total for state.json: null where it is not finite (a push left out for it), as
+    strict JSON readers (jq, browsers) refuse NaN and Infinity."""
+    return value if math.isfinite(value) else None
 
 
 def _kill_slave(pid: int) -> None:

@@ -1,6 +1,8 @@
 """The master's control flow driven in-process, call by call: the orderings that the
 real-process fault tests hit only by chance."""
 
+import json
+
 import pytest
 
 from stagec.runtime.ps.auth import Authenticator
@@ -390,3 +392,5 @@ def test_an_unusable_push_is_left_out_and_the_master_goes_on(master, caplog, gra
     assert master.handle({"op": "push_status", "cluster": 0, "push": r.pushes[0]})["state"] == "excluded"
     assert why in master.log[-1]["rejected"]["0"]
     assert any("left out on every slave" in m and why in m for m in caplog.messages)
+    # state.json stays strict JSON: a total that is not finite is null
+    json.loads(master.state_path.read_text(), parse_constant=lambda name: pytest.fail(f"{name} in state.json"))

@@ -147,4 +147,18 @@ def standalone_main(
         return 2
     except (KeyboardInterrupt, Terminated) as error:
         return interrupt_exit(prog, error)
+    except Exception as error:
+        from stagec.runtime.workers import WorkerDied
+
+        if not isinstance(error, WorkerDied):
+            raise
+        print(f"{prog}: error: {worker_died_message(error)}", file=sys.stderr)
+        return 1
     return 0
+
+
+def worker_died_message(error: BaseException) -> str:
+    """The line for a worker process that ended without its result (runtime/workers.py):
+    not the user's input, but usually memory, which the user can act on."""
+    return (f"{error}. The kernel's out-of-memory killer ends processes so when memory runs short; "
+            "fewer of them (trace --workers, check-trace --jobs) need less")

@@ -26,6 +26,7 @@ from stagec.dialects import make_context  # noqa: E402
 from stagec.frontends.builtin_models import BUILTIN_MODELS  # noqa: E402
 from stagec.frontends.templates import NAMED_CONFIGS, ConfigError, build_model, load_config  # noqa: E402
 from stagec.frontends.templates.blocks import DTYPES  # noqa: E402
+from stagec.runtime.workers import WorkerDied  # noqa: E402
 from stagec.tools import (  # noqa: E402
     stagec_check_trace,
     stagec_compile,
@@ -38,7 +39,13 @@ from stagec.tools import (  # noqa: E402
     stagec_summary,
     stagec_trace,
 )
-from stagec.tools.errors import Terminated, UsageError, interrupt_exit, interrupt_handling  # noqa: E402
+from stagec.tools.errors import (  # noqa: E402
+    Terminated,
+    UsageError,
+    interrupt_exit,
+    interrupt_handling,
+    worker_died_message,
+)
 from stagec.tools.output import output_stream, write_failure  # noqa: E402
 from stagec.tools.pipeline_spec import build_pipeline  # noqa: E402
 
@@ -169,6 +176,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
+    except WorkerDied as error:
+        print(f"{PROG}: error: {worker_died_message(error)}", file=sys.stderr)
+        return 1
     except DiagnosticException as error:
         # A pass refused the model (e.g. stg-autodiff{micro_batches=0}): the user's input.
         print(f"{PROG}: error: {error}", file=sys.stderr)

@@ -280,3 +280,20 @@ def test_dse_killed_takes_its_strategy_workers_along(tmp_path, config):
     assert proc.returncode == -signal.SIGKILL
     assert wait_gone(proc.pid) == []
     assert "Traceback" not in err, err
+
+
+def test_a_writer_killed_alone_is_one_line_not_a_wait(tmp_path, config):
+    # as the out-of-memory killer ends one process: multiprocessing.Pool waited for ever
+    out = tmp_path / "out"
+    proc = start(config, out, "--workers", "2")
+    wait_for_writing(proc, out)
+    writers = [p for p in group_members(proc.pid) if p != proc.pid]
+    assert len(writers) == 2
+    os.kill(writers[0], signal.SIGKILL)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1
+    assert err.startswith("stagec: error: a worker of the pool ended without its result (killed by SIGKILL). "
+                          "The kernel's out-of-memory killer"), err
+    assert err.count("\n") == 1, err
+    assert wait_gone(proc.pid) == []
+    assert leftovers(tmp_path) == []  # no --out, no staging directory

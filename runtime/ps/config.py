@@ -483,23 +483,29 @@ def load_plan(path: str) -> Plan:
     Every mistake is a one-line PsConfigError."""
     if not path.endswith(".mlir"):
         return plan_from_config(load_config(path))
-    from xdsl.parser import Parser
-    from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+    from xdsl.utils.exceptions import DiagnosticException, ParseError
 
     from stagec.dialects import make_context
     from stagec.dialects.ps import plan_from_module
+    # stagec-opt's: an op's error names its file:line:col
+    from stagec.tools.diagnostics import LocatingParser, format_parse_error, verify_error_message
 
     try:
         with open(path, encoding="utf-8") as stream:
             text = stream.read()
     except (OSError, UnicodeDecodeError) as error:
         raise PsConfigError(f"{path}: cannot read: {getattr(error, 'strerror', None) or error}") from None
+    module = None
     try:
-        module = Parser(make_context(), text, name=path).parse_module()
+        module = LocatingParser(make_context(), text, path).parse_module()
         return plan_from_module(module)
     except ParseError as error:
-        # xDSL's text: the place, the source line, the carets, the message
-        lines = str(error).strip().splitlines()
-        raise PsConfigError(f"{lines[0]}: {lines[-1].strip()}") from None
-    except (VerifyException, DiagnosticException) as error:
-        raise PsConfigError(f"{path}: {str(error).strip().splitlines()[0]}") from None
+        raise PsConfigError(_one_line(format_parse_error(error))) from None
+    except DiagnosticException as error:  # VerifyException among them
+        raise PsConfigError(_one_line(verify_error_message(module, error, path) if module is not None
+                                      else f"{path}: error: {error}")) from None
+
+
+def _one_line(diagnostic: str) -> str:
+    """`file:line:col: error: message` (stagec-opt's) as the one line after `stagec: error:`."""
+    return diagnostic.strip().splitlines()[0].replace(": error: ", ": ", 1)

@@ -107,4 +107,9 @@
 # RUN: stagec ps plan %t/plan.mlir 2> /dev/null | diff - %t/plan.mlir
 # RUN: sed 's/ps.layer "lm_head" bytes 65536 slave 1/ps.layer "lm_head" bytes 65536 slave 7/' %t/plan.mlir > %t/edited.mlir
 # RUN: not stagec ps plan %t/edited.mlir 2>&1 | filecheck %s --check-prefix=EDITED
-# EDITED: stagec: error: {{.*}}edited.mlir: 'ps.layer' "lm_head" is owned by slave 7, but ps.slaves declares 2 (slaves 0..1)
+# EDITED: stagec: error: {{.*}}edited.mlir:2:3: 'ps.program' op 'ps.layer' "lm_head" is owned by slave 7, but ps.slaves declares 2 (slaves 0..1)
+
+# An op's own mistake names its line and column, as stagec-opt does.
+# RUN: sed 's/throughput \([0-9.e+]*\) delay/throughput -1.0 delay/' %t/plan.mlir > %t/negative.mlir
+# RUN: not stagec ps plan %t/negative.mlir 2>&1 | filecheck %s --check-prefix=NEGATIVE
+# NEGATIVE: stagec: error: {{.*}}negative.mlir:3:5: 'ps.cluster' op 'ps.cluster' @{{.*}} has throughput -1.0; give a finite number of tokens/s > 0

@@ -132,12 +132,18 @@ def test_ctrl_c_without_a_pool(tmp_path, config):
     assert leftovers(tmp_path) == []
 
 
-def test_sigkill_takes_the_writers_along(tmp_path, config):
-    out = tmp_path / "out"
+def writing_with_two_writers(config: Path, out: Path) -> tuple[subprocess.Popen, list[int]]:
+    """`stagec trace` started and writing: the process and the pids of its two writers."""
     proc = start(config, out, "--workers", "2")
     wait_for_writing(proc, out)
     writers = [p for p in group_members(proc.pid) if p != proc.pid]
     assert len(writers) == 2
+    return proc, writers
+
+
+def test_sigkill_takes_the_writers_along(tmp_path, config):
+    out = tmp_path / "out"
+    proc, _ = writing_with_two_writers(config, out)
     proc.kill()  # nothing runs in the parent: the writers must not go on (PR_SET_PDEATHSIG)
     _, err = proc.communicate(timeout=60)  # returns once every holder of the stderr pipe is gone
     assert proc.returncode == -signal.SIGKILL
@@ -285,10 +291,7 @@ def test_dse_killed_takes_its_strategy_workers_along(tmp_path, config):
 def test_a_writer_killed_alone_is_one_line_not_a_wait(tmp_path, config):
     # as the out-of-memory killer ends one process: multiprocessing.Pool waited for ever
     out = tmp_path / "out"
-    proc = start(config, out, "--workers", "2")
-    wait_for_writing(proc, out)
-    writers = [p for p in group_members(proc.pid) if p != proc.pid]
-    assert len(writers) == 2
+    proc, writers = writing_with_two_writers(config, out)
     os.kill(writers[0], signal.SIGKILL)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 1

@@ -186,9 +186,6 @@ class AsyncResult:
     def __init__(self, future: Future):
         self._future = future
 
-    def ready(self) -> bool:
-        return self._future.done()
-
     def get(self, timeout: float | None = None) -> Any:
         return self._future.result(timeout)[0]
 
@@ -201,7 +198,7 @@ class Pool:
         self._queue: collections.deque[tuple[Future, bytes]] = collections.deque()
         self._lock = threading.Lock()
         self._closing = False
-        self._failed: RuntimeError | None = None  # the feeding thread's end, should it fail
+        self._failed: Exception | None = None  # why no task can run any more (the feeding thread failed)
         self._workers: list[_Worker] = []
         self._thread: threading.Thread | None = None
         self._wake_read, self._wake_write = os.pipe()
@@ -274,12 +271,7 @@ class Pool:
         self._selector.close()
         os.close(self._wake_read)
         os.close(self._wake_write)
-        ended = RuntimeError("the worker pool was ended before the task finished")
-        with self._lock:
-            unfinished = self._unfinished()
-        for future in unfinished:
-            if not future.done():
-                future.set_exception(ended)
+        self._fail_unfinished(RuntimeError("the worker pool was ended before the task finished"))
 
     def _submit(self, function: Callable, calls: list[tuple]) -> Future:
         future: Future = Future()
@@ -302,20 +294,18 @@ class Pool:
         except BaseException as error:  # noqa: BLE001 - handed to the tasks' callers
             failure = RuntimeError(f"the worker pool failed: {type(error).__name__}: {error}")
             failure.__cause__ = error
-            with self._lock:
-                self._failed = failure
-                unfinished = self._unfinished()
-            for future in unfinished:
-                if not future.done():
-                    future.set_exception(failure)
+            self._fail_unfinished(failure)
 
-    def _unfinished(self) -> list[Future]:
-        """The tasks running or queued, taken off the queue (the lock held)."""
-        unfinished = [w.job for w in self._workers if w.job is not None] + [f for f, _ in self._queue]
-        self._queue.clear()
-        for worker in self._workers:
-            worker.job = None
-        return unfinished
+    def _fail_unfinished(self, error: Exception) -> None:
+        """Fail the tasks running or queued with `error`; later submissions too."""
+        with self._lock:
+            self._failed = self._failed or error
+            unfinished = [w.job for w in self._workers if w.job is not None] + [f for f, _ in self._queue]
+            self._queue.clear()
+            for worker in self._workers:
+                worker.job = None
+        for future in unfinished:
+            future.set_exception(error)
 
     def _feed_until_closed(self) -> None:
         selector = self._selector
@@ -328,7 +318,7 @@ class Pool:
             with self._lock:
                 if self._closing:
                     return
-                starting, orphaned = self._start_tasks(live.values())
+                starting, orphaned = self._start_tasks(list(live.values()))
             for worker, message in starting:
                 with contextlib.suppress(OSError):  # it died: its results pipe ends, and that says so
                     _write_all(worker.tasks, message)
@@ -341,11 +331,11 @@ class Pool:
                     selector.unregister(key.fd)
                     del live[key.fd]
 
-    def _start_tasks(self, live: Iterable[_Worker]) -> tuple[list[tuple[_Worker, bytes]], list[Future]]:
+    def _start_tasks(self, live: list[_Worker]) -> tuple[list[tuple[_Worker, bytes]], list[Future]]:
         """Queued tasks for the idle workers (the lock held): the (worker, task) pairs to
         send, and the tasks left with no worker alive to run them."""
         idle = [w for w in live if w.job is None]
-        if not idle and not any(True for _ in live):
+        if not live:
             orphaned = [future for future, _ in self._queue]
             self._queue.clear()
             return [], orphaned
@@ -380,7 +370,8 @@ class Pool:
             if self._closing:  # terminate() killed it
                 return False
         if worker.job is not None:
-            why = _describe_status(worker.reap())
+            status = worker.reap()
+            why = _describe_status(status) if status is not None else "its exit status is unknown"
             future, worker.job = worker.job, None
             future.set_exception(WorkerDied(f"a worker of the pool ended without its result ({why})"))
         return False
@@ -480,15 +471,10 @@ def _fork_one(function: Callable, item: Any, initializer: Callable[[], None] | N
                 os.close(read)
                 _init_worker(parent, initializer, ())
                 try:
-                    payload = pickle.dumps((True, function(item)))
+                    payload = _dumps_outcome(True, function(item))
                 except BaseException as error:  # noqa: BLE001 - handed to the parent
-                    try:
-                        payload = pickle.dumps((False, error))
-                    except Exception:  # noqa: BLE001 - an exception pickle cannot take
-                        payload = pickle.dumps((False, RuntimeError(f"{type(error).__name__}: {error}")))
-                view = memoryview(payload)
-                while view:
-                    view = view[os.write(write, view):]
+                    payload = _dumps_outcome(False, error)
+                _write_all(write, payload)
                 status = 0
             finally:
                 os._exit(status)

@@ -23,6 +23,8 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 
+from stagec.runtime.workers import WorkerDied
+
 
 class UsageError(Exception):
     """An error in what the user gave (command line, pipeline text, input file):
@@ -147,11 +149,7 @@ def standalone_main(
         return 2
     except (KeyboardInterrupt, Terminated) as error:
         return interrupt_exit(prog, error)
-    except Exception as error:
-        from stagec.runtime.workers import WorkerDied
-
-        if not isinstance(error, WorkerDied):
-            raise
+    except WorkerDied as error:
         print(f"{prog}: error: {worker_died_message(error)}", file=sys.stderr)
         return 1
     return 0

@@ -8,7 +8,7 @@ Why not HMAC-SHA256 over the payload: it runs at about 1.4-1.8 GB/s on one core 
 GB/s). OpenSSL's Poly1305 runs at about 12.6 GB/s (AVX-512 IFMA), GHASH on VPCLMULQDQ at
 about 20 GB/s: on two cores a push is CPU-bound and the two ends' MACs are all that
 Di-PS adds to raw ZeroMQ, so GHASH's saving (about 15 ms of CPU a 256 MB push) made
-pushes 8-10% faster (docs/dips-runtime.md, Measured). Both calls release the GIL, so
+pushes 6-8% faster (docs/dips-runtime.md, Measured). Both calls release the GIL, so
 the per-layer threads MAC while other threads receive and copy.
 
 Both are one-time authenticators: a key must never MAC two different messages. Each
